@@ -1,0 +1,48 @@
+// Command argocd-pull-addon is the one binary of the Argo CD pull-model addon for Open
+// Cluster Management: `manager` runs on the hub, `agent` on each managed cluster.
+package main
+
+import (
+	goflag "flag"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/agent"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/manager"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/version"
+)
+
+func main() {
+	if err := newRootCommand().Execute(); err != nil {
+		os.Exit(1)
+	}
+}
+
+func newRootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "argocd-pull-addon",
+		Short: "Argo CD pull model for Open Cluster Management, as an OCM addon",
+		// Errors are already logged by the subcommand; usage is noise after a runtime failure.
+		SilenceUsage: true,
+		PersistentPreRun: func(*cobra.Command, []string) {
+			ctrl.SetLogger(klog.NewKlogr())
+		},
+	}
+	klogFlags := goflag.NewFlagSet("klog", goflag.ExitOnError)
+	klog.InitFlags(klogFlags)
+	root.PersistentFlags().AddGoFlagSet(klogFlags)
+
+	root.AddCommand(manager.NewCommand(), agent.NewCommand(), &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		Run: func(cmd *cobra.Command, _ []string) {
+			fmt.Fprintln(cmd.OutOrStdout(), version.String())
+		},
+	})
+	return root
+}

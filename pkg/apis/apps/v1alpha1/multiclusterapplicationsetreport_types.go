@@ -1,0 +1,148 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// LabelHostingApplicationSet marks a MulticlusterApplicationSetReport (and ManifestWorks)
+// with the ApplicationSet they belong to.
+const LabelHostingApplicationSet = "apps.open-cluster-management.io/hosting-applicationset"
+
+// MulticlusterApplicationSetReport reports the status of an ApplicationSet's Applications on
+// every managed cluster they were pulled to: a summary of how many clusters are in each
+// state, the resources deployed, and per cluster the sync and health state with any error
+// or warning. It has the ApplicationSet's name and namespace.
+//
+// The schema is the one established by the earlier pull-model integration; readers of that
+// schema keep working. The object has no status subresource: the hub writes it whole.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:scope=Namespaced,shortName=appsetreport;appsetreports
+// +kubebuilder:printcolumn:name="Clusters",type=string,JSONPath=`.statuses.summary.clusters`,description="Clusters the ApplicationSet's Applications were pulled to"
+// +kubebuilder:printcolumn:name="Healthy",type=string,JSONPath=`.statuses.summary.healthy`,description="Clusters whose Application is Healthy"
+// +kubebuilder:printcolumn:name="Synced",type=string,JSONPath=`.statuses.summary.synced`,description="Clusters whose Application is Synced"
+// +kubebuilder:printcolumn:name="In Progress",type=string,JSONPath=`.statuses.summary.inProgress`,description="Clusters whose Application is Progressing"
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type MulticlusterApplicationSetReport struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+
+	// Statuses holds the report.
+	// +optional
+	Statuses AppConditions `json:"statuses,omitempty"`
+}
+
+// MulticlusterApplicationSetReportList contains a list of MulticlusterApplicationSetReports.
+//
+// +kubebuilder:object:root=true
+type MulticlusterApplicationSetReportList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []MulticlusterApplicationSetReport `json:"items"`
+}
+
+// AppConditions is the report of one ApplicationSet across all clusters.
+type AppConditions struct {
+	// Resources is the union, across clusters, of the resources the Applications deploy.
+	// +optional
+	Resources []ResourceRef `json:"resources,omitempty"`
+
+	// ClusterConditions has one entry per cluster and Application.
+	// +optional
+	ClusterConditions []ClusterCondition `json:"clusterConditions,omitempty"`
+
+	// Summary counts clusters by state.
+	// +optional
+	Summary ReportSummary `json:"summary,omitempty"`
+}
+
+// ResourceRef identifies a resource deployed by an Application.
+type ResourceRef struct {
+	// APIVersion of the resource, "group/version" or "version" for the core group.
+	// +optional
+	APIVersion string `json:"apiVersion,omitempty"`
+	// Kind of the resource.
+	// +optional
+	Kind string `json:"kind,omitempty"`
+	// Name of the resource.
+	// +optional
+	Name string `json:"name,omitempty"`
+	// Namespace of the resource; empty for cluster-scoped resources.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// Condition is an error or warning of an Application on one cluster.
+type Condition struct {
+	// Type is the Argo CD condition type, e.g. SyncError, ComparisonError, OperationError
+	// or a warning type.
+	// +optional
+	Type string `json:"type,omitempty"`
+
+	// Message says what went wrong.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// ClusterCondition is the state of one Application on one cluster.
+type ClusterCondition struct {
+	// Cluster is the managed cluster's name.
+	// +optional
+	Cluster string `json:"cluster,omitempty"`
+	// SyncStatus is the Argo CD sync status: Synced, OutOfSync or Unknown.
+	// +optional
+	SyncStatus string `json:"syncStatus,omitempty"`
+	// HealthStatus is the Argo CD health status: Healthy, Progressing, Degraded,
+	// Suspended, Missing or Unknown.
+	// +optional
+	HealthStatus string `json:"healthStatus,omitempty"`
+	// App is "<appset namespace>/<hub application name>/<ManifestWork namespace>/<ManifestWork name>".
+	// +optional
+	App string `json:"app,omitempty"`
+	// OperationStatePhase is the phase of the last sync operation.
+	// +optional
+	OperationStatePhase string `json:"operationStatePhase,omitempty"`
+	// OperationStateStartedAt is when the last sync operation started (RFC 3339).
+	// +optional
+	OperationStateStartedAt string `json:"operationStateStartedAt,omitempty"`
+	// SyncRevision is the revision the Application is synced to.
+	// +optional
+	SyncRevision string `json:"syncRevision,omitempty"`
+	// Conditions are the Application's errors and warnings on this cluster.
+	// +optional
+	Conditions []Condition `json:"conditions,omitempty"`
+}
+
+// ReportSummary counts the clusters an ApplicationSet's Applications were pulled to, and
+// how many are synced, not synced, healthy, not healthy and in progress. The counts are
+// decimal strings. An Application that is Progressing counts as inProgress and as
+// notHealthy; any status other than Healthy (or Synced), Unknown included, counts as not.
+type ReportSummary struct {
+	// Synced is the number of Synced Applications.
+	// +optional
+	Synced string `json:"synced"`
+
+	// NotSynced is the number of Applications that are not Synced.
+	// +optional
+	NotSynced string `json:"notSynced"`
+
+	// Healthy is the number of Healthy Applications.
+	// +optional
+	Healthy string `json:"healthy"`
+
+	// NotHealthy is the number of Applications that are not Healthy.
+	// +optional
+	NotHealthy string `json:"notHealthy"`
+
+	// InProgress is the number of Progressing Applications.
+	// +optional
+	InProgress string `json:"inProgress"`
+
+	// Clusters is the number of clusters the Applications were pulled to.
+	// +optional
+	Clusters string `json:"clusters"`
+}
+
+func init() {
+	SchemeBuilder.Register(&MulticlusterApplicationSetReport{}, &MulticlusterApplicationSetReportList{})
+}

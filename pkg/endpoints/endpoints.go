@@ -1,0 +1,100 @@
+// Package endpoints holds what the manager and the agent share as processes: how they
+// find their API server, and the health, readiness and metrics endpoints they serve.
+package endpoints
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+)
+
+// Options are the endpoint flags of a process. Addresses default to loopback: exposing
+// them is a deployment decision (the chart sets them), not the binary's.
+type Options struct {
+	// Kubeconfig is the kubeconfig file of the API server the process works against;
+	// empty means in-cluster (or $KUBECONFIG when run by hand).
+	Kubeconfig string
+	// MetricsAddr serves Prometheus metrics; "0" turns them off.
+	MetricsAddr string
+	// ProbeAddr serves /healthz and /readyz.
+	ProbeAddr string
+}
+
+// NewOptions returns Options with the given default ports on 127.0.0.1.
+func NewOptions(metricsPort, probePort int) *Options {
+	return &Options{
+		MetricsAddr: fmt.Sprintf("127.0.0.1:%d", metricsPort),
+		ProbeAddr:   fmt.Sprintf("127.0.0.1:%d", probePort),
+	}
+}
+
+// AddFlags registers the options on fs. kubeconfigHelp says which API server the
+// kubeconfig names, because the manager and the agent talk to different ones.
+func (o *Options) AddFlags(fs *pflag.FlagSet, kubeconfigHelp string) {
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, kubeconfigHelp+" Empty: the in-cluster service account, or $KUBECONFIG.")
+	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, "Address the Prometheus metrics endpoint (/metrics) binds to; \"0\" disables it.")
+	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", o.ProbeAddr, "Address the /healthz and /readyz endpoints bind to.")
+}
+
+// RESTConfig loads the configuration of the API server the options name.
+func (o *Options) RESTConfig() (*rest.Config, error) {
+	if o.Kubeconfig != "" {
+		cfg, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("loading kubeconfig %s: %w", o.Kubeconfig, err)
+		}
+		return cfg, nil
+	}
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return nil, fmt.Errorf("finding the API server (no --kubeconfig given, not in a cluster, no $KUBECONFIG): %w", err)
+	}
+	return cfg, nil
+}
+
+// ManagerOptions are the controller-runtime manager options for these endpoints.
+func (o *Options) ManagerOptions() ctrl.Options {
+	return ctrl.Options{
+		Metrics:                metricsserver.Options{BindAddress: o.MetricsAddr},
+		HealthProbeBindAddress: o.ProbeAddr,
+	}
+}
+
+// AddChecks registers the liveness check and a readiness check that the API server
+// answers, so /readyz fails while the process cannot do its job.
+func AddChecks(mgr manager.Manager) error {
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return fmt.Errorf("adding healthz check: %w", err)
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(rest.CopyConfig(mgr.GetConfig()))
+	if err != nil {
+		return fmt.Errorf("creating discovery client: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("apiserver", apiServerReachable(dc.RESTClient())); err != nil {
+		return fmt.Errorf("adding readyz check: %w", err)
+	}
+	return nil
+}
+
+// apiServerReachable asks the API server's own /readyz, with a short deadline so a
+// probe never hangs on an unreachable server.
+func apiServerReachable(client rest.Interface) healthz.Checker {
+	return func(req *http.Request) error {
+		ctx, cancel := context.WithTimeout(req.Context(), 2*time.Second)
+		defer cancel()
+		if err := client.Get().AbsPath("/readyz").Do(ctx).Error(); err != nil {
+			return fmt.Errorf("API server not ready: %w", err)
+		}
+		return nil
+	}
+}

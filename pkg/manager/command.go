@@ -1,0 +1,109 @@
+// Package manager is the hub process, `argocd-pull-addon manager`: it hosts the hub
+// controllers and the addon manager on one controller-runtime manager.
+package manager
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
+	appsv1beta1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1beta1"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/endpoints"
+)
+
+// Options configure the manager.
+type Options struct {
+	Endpoints *endpoints.Options
+
+	// LeaderElect makes only one of several replicas run the controllers.
+	LeaderElect bool
+	// LeaderElectionNamespace holds the leader election Lease; empty means the
+	// namespace the manager runs in.
+	LeaderElectionNamespace string
+}
+
+// NewOptions returns the manager's defaults.
+func NewOptions() *Options {
+	return &Options{Endpoints: endpoints.NewOptions(8080, 8081)}
+}
+
+// NewCommand returns the `manager` subcommand.
+func NewCommand() *cobra.Command {
+	o := NewOptions()
+	cmd := &cobra.Command{
+		Use:   "manager",
+		Short: "Run the hub side: the argocd-pull addon manager and the hub controllers",
+		Long: `Run the hub side of the Argo CD pull model on the OCM hub cluster.
+
+The manager connects to the hub API server named by --kubeconfig (or its in-cluster
+service account), serves /healthz and /readyz on --health-probe-bind-address and
+Prometheus metrics on --metrics-bind-address, and stops cleanly on SIGTERM.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return o.Run(ctrl.SetupSignalHandler())
+		},
+	}
+	o.AddFlags(cmd)
+	return cmd
+}
+
+// AddFlags registers the manager's flags.
+func (o *Options) AddFlags(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	o.Endpoints.AddFlags(fs, "Kubeconfig of the OCM hub cluster.")
+	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "Elect a leader so that only one replica runs the controllers.")
+	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace, "Namespace of the leader election Lease; empty: the manager's own namespace.")
+}
+
+// Scheme holds every type the manager reads or writes.
+func Scheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{
+		clientgoscheme.AddToScheme,
+		appsv1alpha1.AddToScheme,
+		appsv1beta1.AddToScheme,
+	} {
+		if err := add(s); err != nil {
+			return nil, fmt.Errorf("building scheme: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// Run starts the manager and blocks until ctx is done.
+func (o *Options) Run(ctx context.Context) error {
+	log := ctrl.Log.WithName("manager")
+	cfg, err := o.Endpoints.RESTConfig()
+	if err != nil {
+		return err
+	}
+	scheme, err := Scheme()
+	if err != nil {
+		return err
+	}
+	mopts := o.Endpoints.ManagerOptions()
+	mopts.Scheme = scheme
+	mopts.LeaderElection = o.LeaderElect
+	mopts.LeaderElectionID = "argocd-pull-addon-manager"
+	mopts.LeaderElectionNamespace = o.LeaderElectionNamespace
+	mopts.LeaderElectionReleaseOnCancel = true
+
+	mgr, err := ctrl.NewManager(cfg, mopts)
+	if err != nil {
+		return fmt.Errorf("creating manager: %w", err)
+	}
+	if err := endpoints.AddChecks(mgr); err != nil {
+		return err
+	}
+	log.Info("Starting manager", "apiServer", cfg.Host, "metrics", o.Endpoints.MetricsAddr, "probes", o.Endpoints.ProbeAddr)
+	if err := mgr.Start(ctx); err != nil {
+		return fmt.Errorf("running manager: %w", err)
+	}
+	log.Info("Manager stopped")
+	return nil
+}
