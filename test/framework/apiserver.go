@@ -1,0 +1,170 @@
+// Package framework starts the real API servers the integration and end-to-end tests
+// run against, with every CRD the project works with installed.
+package framework
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	workv1 "open-cluster-management.io/api/work/v1"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
+	appsv1beta1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1beta1"
+)
+
+// Scheme has every type the tests read or write: Kubernetes, ours, OCM's and Argo CD's.
+func Scheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{
+		clientgoscheme.AddToScheme,
+		appsv1alpha1.AddToScheme,
+		appsv1beta1.AddToScheme,
+		clusterv1.Install,
+		clusterv1beta1.Install,
+		workv1.Install,
+		addonv1alpha1.Install,
+		argov1alpha1.AddToScheme,
+	} {
+		if err := add(s); err != nil {
+			return nil, fmt.Errorf("building test scheme: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// APIServer is one running kube-apiserver with its etcd.
+type APIServer struct {
+	Env    *envtest.Environment
+	Config *rest.Config
+}
+
+// StartAPIServer starts a kube-apiserver and etcd from KUBEBUILDER_ASSETS (or, when unset,
+// bin/envtest, where `make envtest` puts them) and installs our CRDs, OCM's and Argo CD's.
+func StartAPIServer() (*APIServer, error) {
+	assets, err := AssetsDir()
+	if err != nil {
+		return nil, err
+	}
+	crds, err := CRDPaths()
+	if err != nil {
+		return nil, err
+	}
+	env := &envtest.Environment{
+		BinaryAssetsDirectory: assets,
+		CRDInstallOptions: envtest.CRDInstallOptions{
+			Paths:              crds,
+			ErrorIfPathMissing: true,
+		},
+	}
+	// The defaults bind etcd's and the API server's ports on 127.0.0.1 already.
+	cfg, err := env.Start()
+	if err != nil {
+		return nil, fmt.Errorf("starting kube-apiserver and etcd from %s: %w", assets, err)
+	}
+	return &APIServer{Env: env, Config: cfg}, nil
+}
+
+// Stop stops the API server and etcd.
+func (a *APIServer) Stop() error {
+	if a == nil || a.Env == nil {
+		return nil
+	}
+	return a.Env.Stop()
+}
+
+// AssetsDir is the directory holding kube-apiserver and etcd.
+func AssetsDir() (string, error) {
+	dir := os.Getenv("KUBEBUILDER_ASSETS")
+	if dir == "" {
+		root, err := RepoRoot()
+		if err != nil {
+			return "", err
+		}
+		dir = filepath.Join(root, "bin", "envtest")
+	}
+	for _, bin := range []string{"kube-apiserver", "etcd"} {
+		if _, err := os.Stat(filepath.Join(dir, bin)); err != nil {
+			return "", fmt.Errorf("no %s in %s: run `make envtest` (or `make test`) first: %w", bin, dir, err)
+		}
+	}
+	return dir, nil
+}
+
+// RepoRoot is the directory of the main module's go.mod.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if data, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil &&
+			strings.Contains(string(data), "module github.com/open-cluster-management-io/argocd-pull-addon\n") {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("not inside the argocd-pull-addon module")
+		}
+		dir = parent
+	}
+}
+
+// CRDPaths lists the CRD files the API servers get: ours from the chart, OCM's from the
+// api module, Argo CD's from the argo-cd module, at the versions go.mod pins.
+func CRDPaths() ([]string, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	ocm, err := moduleDir(root, "open-cluster-management.io/api")
+	if err != nil {
+		return nil, err
+	}
+	argo, err := moduleDir(root, "github.com/argoproj/argo-cd/v2")
+	if err != nil {
+		return nil, err
+	}
+	paths := []string{filepath.Join(root, "charts", "argocd-pull-integration", "crds")}
+	for _, dir := range []string{"cluster/v1", "cluster/v1beta1", "work/v1", "addon/v1alpha1"} {
+		files, err := filepath.Glob(filepath.Join(ocm, dir, "*.crd.yaml"))
+		if err != nil || len(files) == 0 {
+			return nil, fmt.Errorf("no OCM CRDs in %s/%s (err: %v)", ocm, dir, err)
+		}
+		paths = append(paths, files...)
+	}
+	for _, f := range []string{"application-crd.yaml", "applicationset-crd.yaml", "appproject-crd.yaml"} {
+		paths = append(paths, filepath.Join(argo, "manifests", "crds", f))
+	}
+	return paths, nil
+}
+
+// moduleDir finds a dependency's directory in the module cache, downloading it if needed.
+func moduleDir(root, module string) (string, error) {
+	cmd := exec.Command("go", "mod", "download", "-json", module)
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("locating module %s: %w", module, err)
+	}
+	var mod struct{ Dir string }
+	if err := json.Unmarshal(out, &mod); err != nil {
+		return "", fmt.Errorf("reading `go mod download -json %s`: %w", module, err)
+	}
+	if mod.Dir != "" {
+		return mod.Dir, nil
+	}
+	return "", fmt.Errorf("module %s has no directory in `go mod download` output", module)
+}

@@ -1,0 +1,37 @@
+package apis_test
+
+import (
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
+)
+
+var (
+	apiServer *framework.APIServer
+	scheme    *runtime.Scheme
+	k8s       client.Client
+)
+
+func TestAPIs(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "APIs on a real kube-apiserver")
+}
+
+var _ = BeforeSuite(func() {
+	var err error
+	scheme, err = framework.Scheme()
+	Expect(err).NotTo(HaveOccurred())
+	apiServer, err = framework.StartAPIServer()
+	Expect(err).NotTo(HaveOccurred())
+	k8s, err = client.New(apiServer.Config, client.Options{Scheme: scheme})
+	Expect(err).NotTo(HaveOccurred())
+})
+
+var _ = AfterSuite(func() {
+	Expect(apiServer.Stop()).To(Succeed())
+})
