@@ -78,3 +78,9 @@ $(CONTROLLER_GEN):
 	mkdir -p $(BIN)/tmp
 	GOBIN=$(BIN)/tmp $(GO) install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
 	mv $(BIN)/tmp/controller-gen $@
+
+##@ Run
+
+.PHONY: run
+run: envtest ## Start a local hub API server with all CRDs and run the manager against it (Ctrl-C stops).
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) run ./test/devhub
