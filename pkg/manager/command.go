@@ -6,10 +6,16 @@ import (
 	"context"
 	"fmt"
 
+	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 	appsv1beta1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1beta1"
@@ -67,6 +73,11 @@ func Scheme() (*runtime.Scheme, error) {
 		clientgoscheme.AddToScheme,
 		appsv1alpha1.AddToScheme,
 		appsv1beta1.AddToScheme,
+		argov1alpha1.AddToScheme,
+		clusterv1.Install,
+		clusterv1beta1.Install,
+		workv1.Install,
+		addonv1alpha1.Install,
 	} {
 		if err := add(s); err != nil {
 			return nil, fmt.Errorf("building scheme: %w", err)
@@ -92,12 +103,17 @@ func (o *Options) Run(ctx context.Context) error {
 	mopts.LeaderElectionID = "argocd-pull-addon-manager"
 	mopts.LeaderElectionNamespace = o.LeaderElectionNamespace
 	mopts.LeaderElectionReleaseOnCancel = true
+	// Managed fields are never read and are a large share of every cached object.
+	mopts.Cache = cache.Options{DefaultTransform: cache.TransformStripManagedFields()}
 
 	mgr, err := ctrl.NewManager(cfg, mopts)
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
 	}
 	if err := endpoints.AddChecks(mgr); err != nil {
+		return err
+	}
+	if err := SetupControllers(mgr); err != nil {
 		return err
 	}
 	log.Info("Starting manager", "apiServer", cfg.Host, "metrics", o.Endpoints.MetricsAddr, "probes", o.Endpoints.ProbeAddr)
@@ -107,3 +123,22 @@ func (o *Options) Run(ctx context.Context) error {
 	log.Info("Manager stopped")
 	return nil
 }
+
+// SetupControllers registers every hub controller with mgr. Tests call it to run the
+// same set the binary runs.
+func SetupControllers(mgr ctrl.Manager) error {
+	for _, c := range hubControllers {
+		if err := c.setup(mgr); err != nil {
+			return fmt.Errorf("setting up the %s controller: %w", c.name, err)
+		}
+	}
+	return nil
+}
+
+type hubController struct {
+	name  string
+	setup func(ctrl.Manager) error
+}
+
+// hubControllers are the controllers the manager runs, in start order.
+var hubControllers = []hubController{}
