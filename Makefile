@@ -43,10 +43,14 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy code and CRD manifests from pkg
 manifests: generate ## Alias of generate (CRDs are the only generated manifests).
 
 .PHONY: verify
-verify: generate fmt-check ## Fail when generated files are stale or Go files are not gofmt'ed.
-	@if [ -n "$$(git status --porcelain -- pkg/apis $(CRD_DIR))" ]; then \
-		echo "Generated files are stale; run 'make generate' and commit:"; \
-		git status --porcelain -- pkg/apis $(CRD_DIR); git diff -- pkg/apis $(CRD_DIR) | head -50; exit 1; fi
+verify: $(CONTROLLER_GEN) fmt-check ## Fail when generated files are stale (regenerates and compares) or Go files are not gofmt'ed.
+	@before=$$(mktemp -d); trap 'rm -rf "$$before"' EXIT; \
+	mkdir -p "$$before/apis" "$$before/crds"; \
+	cp -r pkg/apis/. "$$before/apis"; cp -r $(CRD_DIR)/. "$$before/crds"; \
+	$(MAKE) --no-print-directory generate >/dev/null; \
+	if ! diff -r "$$before/apis" pkg/apis >/dev/null || ! diff -r "$$before/crds" $(CRD_DIR) >/dev/null; then \
+		echo "Generated files were stale and have been regenerated; review and commit them:"; \
+		diff -r "$$before/apis" pkg/apis | head -40; diff -r "$$before/crds" $(CRD_DIR) | head -40; exit 1; fi
 
 .PHONY: fmt-check
 fmt-check: ## Fail when a Go file is not gofmt'ed.

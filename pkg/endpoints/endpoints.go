@@ -28,6 +28,10 @@ type Options struct {
 	MetricsAddr string
 	// ProbeAddr serves /healthz and /readyz.
 	ProbeAddr string
+	// QPS and Burst bound the client's requests to the API server. client-go's own
+	// defaults (5 and 10) would hold a burst of thousands of Applications for minutes.
+	QPS   float32
+	Burst int
 }
 
 // NewOptions returns Options with the given default ports on 127.0.0.1.
@@ -35,6 +39,8 @@ func NewOptions(metricsPort, probePort int) *Options {
 	return &Options{
 		MetricsAddr: fmt.Sprintf("127.0.0.1:%d", metricsPort),
 		ProbeAddr:   fmt.Sprintf("127.0.0.1:%d", probePort),
+		QPS:         200,
+		Burst:       400,
 	}
 }
 
@@ -44,21 +50,22 @@ func (o *Options) AddFlags(fs *pflag.FlagSet, kubeconfigHelp string) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, kubeconfigHelp+" Empty: the in-cluster service account, or $KUBECONFIG.")
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, "Address the Prometheus metrics endpoint (/metrics) binds to; \"0\" disables it.")
 	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", o.ProbeAddr, "Address the /healthz and /readyz endpoints bind to.")
+	fs.Float32Var(&o.QPS, "kube-api-qps", o.QPS, "Sustained requests per second to the API server.")
+	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "Requests allowed in a burst to the API server.")
 }
 
 // RESTConfig loads the configuration of the API server the options name.
 func (o *Options) RESTConfig() (*rest.Config, error) {
+	var cfg *rest.Config
+	var err error
 	if o.Kubeconfig != "" {
-		cfg, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
-		if err != nil {
+		if cfg, err = clientcmd.BuildConfigFromFlags("", o.Kubeconfig); err != nil {
 			return nil, fmt.Errorf("loading kubeconfig %s: %w", o.Kubeconfig, err)
 		}
-		return cfg, nil
-	}
-	cfg, err := ctrl.GetConfig()
-	if err != nil {
+	} else if cfg, err = ctrl.GetConfig(); err != nil {
 		return nil, fmt.Errorf("finding the API server (no --kubeconfig given, not in a cluster, no $KUBECONFIG): %w", err)
 	}
+	cfg.QPS, cfg.Burst = o.QPS, o.Burst
 	return cfg, nil
 }
 
