@@ -76,6 +76,69 @@ const (
 	PhaseFailed     = "failed"
 )
 
+// Condition types of a GitOpsCluster. Each says whether one part of the reconcile
+// succeeded; Ready sums them up and carries the reason of the first one that did not.
+const (
+	// ConditionReady is True when every other condition is True: the Argo CD cluster
+	// Secrets match the Placement's decisions and the generator configuration is in place.
+	ConditionReady = "Ready"
+	// ConditionPlacementResolved is True when spec.placementRef names an existing
+	// cluster.open-cluster-management.io Placement in the GitOpsCluster's namespace.
+	ConditionPlacementResolved = "PlacementResolved"
+	// ConditionArgoNamespaceFound is True when spec.argoServer.argoNamespace exists.
+	ConditionArgoNamespaceFound = "ArgoNamespaceFound"
+	// ConditionClusterSecretsSynced is True when there is one Argo CD cluster Secret per
+	// decided cluster in the Argo CD namespace and none for clusters that left.
+	ConditionClusterSecretsSynced = "ClusterSecretsSynced"
+	// ConditionGeneratorConfigured is True when the placement generator ConfigMaps and
+	// the ApplicationSet controller's Role and RoleBinding are in place.
+	ConditionGeneratorConfigured = "GeneratorConfigured"
+)
+
+// Condition reasons of a GitOpsCluster.
+const (
+	// ReasonReady: everything is in place (Ready).
+	ReasonReady = "Ready"
+
+	// ReasonPlacementResolved: the Placement exists (PlacementResolved).
+	ReasonPlacementResolved = "PlacementResolved"
+	// ReasonInvalidPlacementRef: spec.placementRef is missing, has no name, or is not a
+	// cluster.open-cluster-management.io Placement (PlacementResolved).
+	ReasonInvalidPlacementRef = "InvalidPlacementRef"
+	// ReasonPlacementNamespaceMismatch: spec.placementRef names another namespace than
+	// the GitOpsCluster's (PlacementResolved).
+	ReasonPlacementNamespaceMismatch = "PlacementNamespaceMismatch"
+	// ReasonPlacementNotFound: the referenced Placement does not exist (PlacementResolved).
+	ReasonPlacementNotFound = "PlacementNotFound"
+
+	// ReasonArgoNamespaceFound: the Argo CD namespace exists (ArgoNamespaceFound).
+	ReasonArgoNamespaceFound = "ArgoNamespaceFound"
+	// ReasonArgoNamespaceNotFound: the Argo CD namespace does not exist (ArgoNamespaceFound).
+	ReasonArgoNamespaceNotFound = "ArgoNamespaceNotFound"
+
+	// ReasonClusterSecretsSynced: the cluster Secrets match the decisions (ClusterSecretsSynced).
+	ReasonClusterSecretsSynced = "ClusterSecretsSynced"
+	// ReasonBlankClusterSecretsImplied: as ClusterSecretsSynced, but spec.createBlankClusterSecrets
+	// is not true. The hub of the pull model holds no cluster credentials, so the Secrets
+	// are blank (name and placeholder server) either way; the reason says so (ClusterSecretsSynced).
+	ReasonBlankClusterSecretsImplied = "BlankClusterSecretsImplied"
+	// ReasonClusterSecretConflict: a Secret this controller did not create (or that another
+	// GitOpsCluster created) already has the name of a cluster Secret; it is left alone and
+	// that cluster is not registered (ClusterSecretsSynced).
+	ReasonClusterSecretConflict = "ClusterSecretConflict"
+	// ReasonClusterSecretsFailed: writing the cluster Secrets failed; retried (ClusterSecretsSynced).
+	ReasonClusterSecretsFailed = "ClusterSecretsFailed"
+
+	// ReasonGeneratorConfigured: ConfigMaps, Role and RoleBinding are in place (GeneratorConfigured).
+	ReasonGeneratorConfigured = "GeneratorConfigured"
+	// ReasonGeneratorConfigFailed: writing them failed; retried (GeneratorConfigured).
+	ReasonGeneratorConfigFailed = "GeneratorConfigFailed"
+
+	// ReasonWaitingForPrerequisites: not attempted because the Placement or the Argo CD
+	// namespace is not resolved (ClusterSecretsSynced, GeneratorConfigured).
+	ReasonWaitingForPrerequisites = "WaitingForPrerequisites"
+)
+
 // GitOpsClusterStatus is the observed state of a GitOpsCluster.
 type GitOpsClusterStatus struct {
 	// LastUpdateTime is when the status last changed.

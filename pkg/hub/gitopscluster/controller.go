@@ -1,0 +1,590 @@
+// Package gitopscluster reconciles GitOpsClusters: the clusters a Placement decides on
+// become Argo CD cluster Secrets (blank, pull model) in the Argo CD namespace, next to the
+// ConfigMaps and RBAC the ApplicationSet placement generator needs.
+//
+// Choices worth knowing:
+//   - Every cluster Secret is blank: data `name` (the cluster) and `server`
+//     (PlaceholderServer, "https://<cluster>-control-plane"), no credentials. That holds
+//     when spec.createBlankClusterSecrets is false or unset too: this product is the pull
+//     model only and the hub keeps no cluster credentials, so there is nothing else to
+//     write. The ClusterSecretsSynced condition then has reason BlankClusterSecretsImplied
+//     to say so, and the GitOpsCluster is still successful.
+//   - Secrets this controller creates carry LabelManagedBy, the owner labels and
+//     AnnotationOwner (and an owner reference when in the GitOpsCluster's namespace); it
+//     only ever updates or deletes Secrets carrying its GitOpsCluster's marks. A Secret of
+//     the same name it did not create is a conflict: left alone, reported in the status.
+//   - While the Placement or the Argo CD namespace does not resolve, existing cluster
+//     Secrets are kept: a typo in the spec should not unregister every cluster from Argo CD.
+//     A finalizer deletes them when the GitOpsCluster is deleted.
+//   - The generator ConfigMaps, Role and RoleBinding are shared by all GitOpsClusters of an
+//     Argo CD namespace; they are ensured (compared, written only on difference) and stay
+//     when a GitOpsCluster goes.
+package gitopscluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	appsv1beta1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1beta1"
+)
+
+// ControllerName names the controller in logs, metrics and Events.
+const ControllerName = "gitopscluster"
+
+// Field indexes on GitOpsCluster.
+const (
+	// IndexPlacement is "<namespace>/<name>" of the referenced Placement.
+	IndexPlacement = "gitopscluster.spec.placementRef"
+	// IndexArgoNamespace is spec.argoServer.argoNamespace.
+	IndexArgoNamespace = "gitopscluster.spec.argoServer.argoNamespace"
+)
+
+// conflictRetry is how long a GitOpsCluster with a conflicting Secret waits before it
+// looks again (jittered).
+const conflictRetry = 5 * time.Minute
+
+// Event reasons beyond the condition reasons (Warnings use those).
+const (
+	// EventReasonSynced: the GitOpsCluster became successful.
+	EventReasonSynced = "Synced"
+)
+
+// Reconciler reconciles GitOpsClusters.
+type Reconciler struct {
+	// client writes everything and reads GitOpsClusters, Placements, PlacementDecisions,
+	// ManagedClusters and Namespaces through the manager's cache.
+	client client.Client
+	// owned reads, from a cache of its own, only the objects carrying
+	// LabelManagedBy=ManagedByValue (cluster Secrets, ConfigMaps, Role, RoleBinding), so
+	// the manager never caches every Secret of the hub.
+	owned cluster.Cluster
+	// apiReader reads what is not (yet) in the caches: a Secret or ConfigMap someone else
+	// created, or an object just written.
+	apiReader client.Reader
+	recorder  record.EventRecorder
+	now       func() time.Time
+}
+
+// New returns a Reconciler for mgr. It adds the cache of owned objects to mgr.
+func New(mgr ctrl.Manager) (*Reconciler, error) {
+	sel := labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedByValue})
+	owned, err := cluster.New(mgr.GetConfig(), func(o *cluster.Options) {
+		o.Scheme = mgr.GetScheme()
+		o.MapperProvider = func(*rest.Config, *http.Client) (meta.RESTMapper, error) { return mgr.GetRESTMapper(), nil }
+		o.HTTPClient = mgr.GetHTTPClient()
+		o.Cache = cache.Options{
+			DefaultLabelSelector: sel,
+			DefaultTransform:     cache.TransformStripManagedFields(),
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating the cache of owned objects: %w", err)
+	}
+	if err := mgr.Add(owned); err != nil {
+		return nil, fmt.Errorf("adding the cache of owned objects: %w", err)
+	}
+	return &Reconciler{
+		client:    mgr.GetClient(),
+		owned:     owned,
+		apiReader: mgr.GetAPIReader(),
+		recorder:  mgr.GetEventRecorderFor(ControllerName),
+		now:       time.Now,
+	}, nil
+}
+
+// Setup creates the controller and registers it with mgr.
+func Setup(mgr ctrl.Manager) error {
+	r, err := New(mgr)
+	if err != nil {
+		return err
+	}
+	return r.SetupWithManager(mgr)
+}
+
+// SetupWithManager registers the field indexes and the watches. Only the GitOpsClusters
+// an event concerns are reconciled; there is no periodic resync (only a GitOpsCluster with
+// a conflicting Secret looks again after a few minutes).
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	ctx := context.Background()
+	idx := mgr.GetFieldIndexer()
+	if err := idx.IndexField(ctx, &appsv1beta1.GitOpsCluster{}, IndexPlacement, func(o client.Object) []string {
+		if gc, ok := o.(*appsv1beta1.GitOpsCluster); ok && placementKey(gc) != "" {
+			return []string{placementKey(gc)}
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("indexing GitOpsClusters by Placement: %w", err)
+	}
+	if err := idx.IndexField(ctx, &appsv1beta1.GitOpsCluster{}, IndexArgoNamespace, func(o client.Object) []string {
+		if gc, ok := o.(*appsv1beta1.GitOpsCluster); ok && gc.Spec.ArgoServer.ArgoNamespace != "" {
+			return []string{gc.Spec.ArgoServer.ArgoNamespace}
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("indexing GitOpsClusters by Argo CD namespace: %w", err)
+	}
+
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		For(&appsv1beta1.GitOpsCluster{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&clusterv1beta1.PlacementDecision{}, handler.EnqueueRequestsFromMapFunc(r.forPlacementDecision)).
+		Watches(&clusterv1beta1.Placement{}, handler.EnqueueRequestsFromMapFunc(r.forPlacement),
+			builder.WithPredicates(createOrDelete())).
+		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(r.forManagedCluster),
+			builder.WithPredicates(predicate.LabelChangedPredicate{})).
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.forArgoNamespace),
+			builder.WithPredicates(createOrDelete())).
+		WatchesRawSource(source.Kind(r.owned.GetCache(), &corev1.Secret{},
+			handler.TypedEnqueueRequestsFromMapFunc(r.forSecret))).
+		WatchesRawSource(source.Kind(r.owned.GetCache(), &corev1.ConfigMap{},
+			handler.TypedEnqueueRequestsFromMapFunc(forArgoNamespaceOf[*corev1.ConfigMap](r)))).
+		WatchesRawSource(source.Kind(r.owned.GetCache(), &rbacv1.Role{},
+			handler.TypedEnqueueRequestsFromMapFunc(forArgoNamespaceOf[*rbacv1.Role](r)))).
+		WatchesRawSource(source.Kind(r.owned.GetCache(), &rbacv1.RoleBinding{},
+			handler.TypedEnqueueRequestsFromMapFunc(forArgoNamespaceOf[*rbacv1.RoleBinding](r)))).
+		Complete(r)
+}
+
+// createOrDelete passes only creations and deletions: whether a Placement or a namespace
+// exists is all the GitOpsCluster depends on.
+func createOrDelete() predicate.Funcs {
+	return predicate.Funcs{
+		UpdateFunc:  func(event.UpdateEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
+}
+
+// Reconcile brings one GitOpsCluster's cluster Secrets, generator ConfigMaps and RBAC in
+// line with its Placement, then writes its status once, if it changed.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
+	log := ctrl.LoggerFrom(ctx)
+
+	gc := &appsv1beta1.GitOpsCluster{}
+	if err := r.client.Get(ctx, req.NamespacedName, gc); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+
+	if !gc.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.reconcileDelete(ctx, gc)
+	}
+	if !controllerutil.ContainsFinalizer(gc, Finalizer) {
+		before := gc.DeepCopy()
+		controllerutil.AddFinalizer(gc, Finalizer)
+		if err := r.client.Patch(ctx, gc, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+			return ctrl.Result{}, fmt.Errorf("adding finalizer to GitOpsCluster %s: %w", klog.KObj(gc), err)
+		}
+	}
+
+	o := r.reconcileNormal(ctx, gc)
+
+	var res ctrl.Result
+	newStatus := computeStatus(gc, o, metaNow(r.now()))
+	if !equality.Semantic.DeepEqual(gc.Status, newStatus) {
+		before := gc.DeepCopy()
+		gc.Status = newStatus
+		// Optimistic lock: a status computed from a stale cached copy must not be written,
+		// nor its transition announced twice; on conflict, look again with a fresh copy.
+		err := r.client.Status().Patch(ctx, gc, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+		switch {
+		case apierrors.IsConflict(err):
+			log.V(4).Info("Status patch conflicted with a newer GitOpsCluster; requeueing")
+			res.RequeueAfter = time.Second
+		case err != nil:
+			retErr = errors.Join(retErr, fmt.Errorf("patching status of GitOpsCluster %s: %w", klog.KObj(gc), err))
+		default:
+			log.V(2).Info("Status changed", "phase", newStatus.Phase, "message", newStatus.Message)
+			r.recordTransition(gc, &before.Status, &newStatus)
+		}
+	}
+	if len(o.conflicts) > 0 && res.RequeueAfter == 0 {
+		// A conflicting Secret is not in the owned cache, so its removal brings no event:
+		// look again in a few minutes.
+		res.RequeueAfter = wait.Jitter(conflictRetry, 0.2)
+	}
+	return res, errors.Join(retErr, o.secretsErr, o.generatorErr)
+}
+
+// recordTransition emits an Event when the Ready condition changes reason: a Warning with
+// the failure's reason, or Normal Synced when the GitOpsCluster recovers or first succeeds.
+func (r *Reconciler) recordTransition(gc *appsv1beta1.GitOpsCluster, old, cur *appsv1beta1.GitOpsClusterStatus) {
+	oldReason, newReason := readyReason(old), readyReason(cur)
+	if oldReason == newReason && old.Phase == cur.Phase {
+		return
+	}
+	if cur.Phase == appsv1beta1.PhaseFailed {
+		r.recorder.Event(gc, corev1.EventTypeWarning, newReason, cur.Message)
+		return
+	}
+	r.recorder.Event(gc, corev1.EventTypeNormal, EventReasonSynced, cur.Message)
+}
+
+// reconcileNormal resolves the Placement and the Argo CD namespace, then applies the
+// cluster Secrets and the generator configuration. It leaves existing cluster Secrets
+// alone while the Placement does not resolve: a typo in the spec should not unregister
+// every cluster from Argo CD.
+func (r *Reconciler) reconcileNormal(ctx context.Context, gc *appsv1beta1.GitOpsCluster) outcome {
+	argoNs := gc.Spec.ArgoServer.ArgoNamespace
+	o := outcome{
+		argoNamespace: argoNs,
+		blankImplied:  gc.Spec.CreateBlankClusterSecrets == nil || !*gc.Spec.CreateBlankClusterSecrets,
+	}
+
+	decisions, err := r.resolvePlacement(ctx, gc, &o)
+	if err != nil {
+		// A read from the cache failed: say so and retry.
+		o.secretsErr = err
+		return o
+	}
+
+	ns := &corev1.Namespace{}
+	if err := r.client.Get(ctx, types.NamespacedName{Name: argoNs}, ns); err != nil {
+		if !apierrors.IsNotFound(err) {
+			o.secretsErr = fmt.Errorf("reading namespace %s: %w", argoNs, err)
+			return o
+		}
+		o.argoNamespaceMissing = true
+	} else if !ns.DeletionTimestamp.IsZero() {
+		o.argoNamespaceMissing = true
+	}
+	if o.placementReason != "" || o.argoNamespaceMissing {
+		return o
+	}
+
+	o.generatorErr = r.applyGeneratorConfig(ctx, argoNs)
+	o.clusters, o.conflicts, o.secretsErr = r.applyClusterSecrets(ctx, gc, decidedClusters(decisions))
+	return o
+}
+
+// resolvePlacement checks the placementRef and reads the Placement's decisions. A bad
+// reference is recorded in o; only API errors are returned.
+func (r *Reconciler) resolvePlacement(ctx context.Context, gc *appsv1beta1.GitOpsCluster, o *outcome) ([]clusterv1beta1.PlacementDecision, error) {
+	if reason, msg := validatePlacementRef(gc); reason != "" {
+		o.placementReason, o.placementMessage = reason, msg
+		return nil, nil
+	}
+	name := gc.Spec.PlacementRef.Name
+	placement := &clusterv1beta1.Placement{}
+	if err := r.client.Get(ctx, types.NamespacedName{Namespace: gc.Namespace, Name: name}, placement); err != nil {
+		if apierrors.IsNotFound(err) {
+			o.placementReason = appsv1beta1.ReasonPlacementNotFound
+			o.placementMessage = fmt.Sprintf("Placement %s/%s does not exist", gc.Namespace, name)
+			return nil, nil
+		}
+		return nil, fmt.Errorf("reading Placement %s/%s: %w", gc.Namespace, name, err)
+	}
+	list := &clusterv1beta1.PlacementDecisionList{}
+	if err := r.client.List(ctx, list, client.InNamespace(gc.Namespace),
+		client.MatchingLabels{clusterv1beta1.PlacementLabel: name}); err != nil {
+		return nil, fmt.Errorf("listing PlacementDecisions of Placement %s/%s: %w", gc.Namespace, name, err)
+	}
+	o.placementMessage = fmt.Sprintf("Placement %s/%s has %d PlacementDecisions", gc.Namespace, name, len(list.Items))
+	return list.Items, nil
+}
+
+// applyClusterSecrets makes the cluster Secrets gc owns exactly one per decided cluster in
+// the Argo CD namespace: creating, updating (only on change) and deleting its own Secrets,
+// never a Secret it did not create. It returns the registered clusters and the conflicts.
+func (r *Reconciler) applyClusterSecrets(ctx context.Context, gc *appsv1beta1.GitOpsCluster, clusters []string) ([]string, []string, error) {
+	log := ctrl.LoggerFrom(ctx)
+	argoNs := gc.Spec.ArgoServer.ArgoNamespace
+
+	// Every Secret gc created, in any namespace (the Argo CD namespace may have changed).
+	var mine corev1.SecretList
+	if err := r.owned.GetCache().List(ctx, &mine, client.MatchingLabels(ownerLabels(gc))); err != nil {
+		return nil, nil, fmt.Errorf("listing the cluster Secrets of GitOpsCluster %s: %w", klog.KObj(gc), err)
+	}
+	existing := map[types.NamespacedName]*corev1.Secret{}
+	for i := range mine.Items {
+		if ownedBy(&mine.Items[i], gc) {
+			existing[client.ObjectKeyFromObject(&mine.Items[i])] = &mine.Items[i]
+		}
+	}
+
+	var registered, conflicts []string
+	var errs []error
+	wanted := map[types.NamespacedName]bool{}
+	for _, name := range clusters {
+		mc := &clusterv1.ManagedCluster{}
+		if err := r.client.Get(ctx, types.NamespacedName{Name: name}, mc); err != nil {
+			if !apierrors.IsNotFound(err) {
+				errs = append(errs, fmt.Errorf("reading ManagedCluster %s: %w", name, err))
+				continue
+			}
+			// Decided but unknown: register it without cluster labels; the ManagedCluster
+			// watch brings them once it appears.
+			mc = nil
+		}
+		desired := desiredClusterSecret(gc, argoNs, name, mc)
+		key := client.ObjectKeyFromObject(desired)
+		wanted[key] = true
+
+		cur, ok := existing[key]
+		if !ok {
+			// Not in the cache of owned Secrets: someone else's, not created yet, or ours
+			// and too new for the cache. Ask the API server.
+			got := &corev1.Secret{}
+			err := r.apiReader.Get(ctx, key, got)
+			switch {
+			case apierrors.IsNotFound(err):
+				if err := r.client.Create(ctx, desired); err != nil {
+					errs = append(errs, fmt.Errorf("creating cluster Secret %s: %w", key, err))
+					continue
+				}
+				log.V(2).Info("Created cluster Secret", "secret", klog.KObj(desired), "cluster", name)
+				registered = append(registered, name)
+				continue
+			case err != nil:
+				errs = append(errs, fmt.Errorf("reading Secret %s: %w", key, err))
+				continue
+			case !ownedBy(got, gc):
+				conflicts = append(conflicts, fmt.Sprintf("cluster %s: Secret %s", name, key))
+				continue
+			}
+			cur = got
+		}
+		if updated := mergeClusterSecret(cur, desired); updated != nil {
+			if err := r.client.Patch(ctx, updated, client.MergeFrom(cur)); err != nil {
+				errs = append(errs, fmt.Errorf("updating cluster Secret %s: %w", key, err))
+				continue
+			}
+			log.V(2).Info("Updated cluster Secret", "secret", klog.KObj(updated), "cluster", name)
+		} else {
+			log.V(4).Info("Cluster Secret up to date", "secret", klog.KObj(cur), "cluster", name)
+		}
+		registered = append(registered, name)
+	}
+
+	for key, s := range existing {
+		if wanted[key] {
+			continue
+		}
+		if err := r.client.Delete(ctx, s, client.Preconditions{UID: &s.UID}); client.IgnoreNotFound(err) != nil {
+			errs = append(errs, fmt.Errorf("deleting cluster Secret %s: %w", key, err))
+			continue
+		}
+		log.V(2).Info("Deleted cluster Secret of a cluster that left the Placement", "secret", klog.KObj(s))
+	}
+	return registered, conflicts, errors.Join(errs...)
+}
+
+// applyGeneratorConfig ensures the placement generator ConfigMaps and the ApplicationSet
+// controller's Role and RoleBinding in argoNs, writing only what differs. These are shared
+// by every GitOpsCluster of that Argo CD instance and stay when a GitOpsCluster goes.
+func (r *Reconciler) applyGeneratorConfig(ctx context.Context, argoNs string) error {
+	var errs []error
+	for _, cm := range desiredConfigMaps(argoNs) {
+		errs = append(errs, ensure(ctx, r, "ConfigMap", cm, func(cur *corev1.ConfigMap) bool {
+			if equality.Semantic.DeepEqual(cur.Data, cm.Data) {
+				return false
+			}
+			cur.Data = cm.Data
+			return true
+		}))
+	}
+	role := desiredRole(argoNs)
+	errs = append(errs, ensure(ctx, r, "Role", role, func(cur *rbacv1.Role) bool {
+		if equality.Semantic.DeepEqual(cur.Rules, role.Rules) {
+			return false
+		}
+		cur.Rules = role.Rules
+		return true
+	}))
+	rb := desiredRoleBinding(argoNs)
+	errs = append(errs, ensure(ctx, r, "RoleBinding", rb, func(cur *rbacv1.RoleBinding) bool {
+		if equality.Semantic.DeepEqual(cur.Subjects, rb.Subjects) {
+			return false
+		}
+		cur.Subjects = rb.Subjects
+		return true
+	}))
+	return errors.Join(errs...)
+}
+
+// ensure creates desired when missing, or patches the existing object when mutate says it
+// changed it (adding LabelManagedBy so the owned cache sees it from then on).
+func ensure[T client.Object](ctx context.Context, r *Reconciler, kind string, desired T, mutate func(T) bool) error {
+	log := ctrl.LoggerFrom(ctx)
+	key := client.ObjectKeyFromObject(desired)
+	cur, ok := desired.DeepCopyObject().(T)
+	if !ok {
+		return fmt.Errorf("copying %s %s", kind, key)
+	}
+	err := r.owned.GetCache().Get(ctx, key, cur)
+	if apierrors.IsNotFound(err) {
+		err = r.apiReader.Get(ctx, key, cur)
+	}
+	switch {
+	case apierrors.IsNotFound(err):
+		if err := r.client.Create(ctx, desired); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating %s %s: %w", kind, key, err)
+		}
+		log.V(2).Info("Created "+kind, "object", key)
+		return nil
+	case err != nil:
+		return fmt.Errorf("reading %s %s: %w", kind, key, err)
+	}
+	before, ok := cur.DeepCopyObject().(T)
+	if !ok {
+		return fmt.Errorf("copying %s %s", kind, key)
+	}
+	if !mutate(cur) {
+		return nil
+	}
+	l := cur.GetLabels()
+	if l == nil {
+		l = map[string]string{}
+	}
+	l[LabelManagedBy] = ManagedByValue
+	cur.SetLabels(l)
+	if err := r.client.Patch(ctx, cur, client.MergeFrom(before)); err != nil {
+		return fmt.Errorf("updating %s %s: %w", kind, key, err)
+	}
+	log.V(2).Info("Updated "+kind, "object", key)
+	return nil
+}
+
+// reconcileDelete deletes every cluster Secret gc created, then releases the finalizer.
+func (r *Reconciler) reconcileDelete(ctx context.Context, gc *appsv1beta1.GitOpsCluster) error {
+	if !controllerutil.ContainsFinalizer(gc, Finalizer) {
+		return nil
+	}
+	// Uncached: a Secret created just before the deletion must not be missed.
+	var mine corev1.SecretList
+	if err := r.apiReader.List(ctx, &mine, client.MatchingLabels(ownerLabels(gc))); err != nil {
+		return fmt.Errorf("listing the cluster Secrets of GitOpsCluster %s: %w", klog.KObj(gc), err)
+	}
+	var errs []error
+	for i := range mine.Items {
+		s := &mine.Items[i]
+		if !ownedBy(s, gc) {
+			continue
+		}
+		if err := r.client.Delete(ctx, s, client.Preconditions{UID: &s.UID}); client.IgnoreNotFound(err) != nil {
+			errs = append(errs, fmt.Errorf("deleting cluster Secret %s: %w", klog.KObj(s), err))
+			continue
+		}
+		ctrl.LoggerFrom(ctx).V(2).Info("Deleted cluster Secret of a deleted GitOpsCluster", "secret", klog.KObj(s))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	before := gc.DeepCopy()
+	controllerutil.RemoveFinalizer(gc, Finalizer)
+	if err := r.client.Patch(ctx, gc, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("removing finalizer from GitOpsCluster %s: %w", klog.KObj(gc), err)
+	}
+	return nil
+}
+
+// --- mapping related objects to GitOpsClusters ---
+
+// byIndex lists the GitOpsClusters whose field index holds value.
+func (r *Reconciler) byIndex(ctx context.Context, index, value string) []reconcile.Request {
+	var list appsv1beta1.GitOpsClusterList
+	if err := r.client.List(ctx, &list, client.MatchingFields{index: value}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing GitOpsClusters by index", "index", index, "value", value)
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	}
+	return reqs
+}
+
+// forPlacementDecision: the GitOpsClusters referencing the decision's Placement.
+func (r *Reconciler) forPlacementDecision(ctx context.Context, o client.Object) []reconcile.Request {
+	placement := o.GetLabels()[clusterv1beta1.PlacementLabel]
+	if placement == "" {
+		return nil
+	}
+	return r.byIndex(ctx, IndexPlacement, o.GetNamespace()+"/"+placement)
+}
+
+// forPlacement: the GitOpsClusters referencing the Placement.
+func (r *Reconciler) forPlacement(ctx context.Context, o client.Object) []reconcile.Request {
+	return r.byIndex(ctx, IndexPlacement, o.GetNamespace()+"/"+o.GetName())
+}
+
+// forArgoNamespace: the GitOpsClusters whose Argo CD namespace is the namespace.
+func (r *Reconciler) forArgoNamespace(ctx context.Context, o client.Object) []reconcile.Request {
+	return r.byIndex(ctx, IndexArgoNamespace, o.GetName())
+}
+
+// forArgoNamespaceOf: the GitOpsClusters of the Argo CD namespace an owned ConfigMap, Role
+// or RoleBinding lives in.
+func forArgoNamespaceOf[T client.Object](r *Reconciler) handler.TypedMapFunc[T, reconcile.Request] {
+	return func(ctx context.Context, o T) []reconcile.Request {
+		return r.byIndex(ctx, IndexArgoNamespace, o.GetNamespace())
+	}
+}
+
+// forSecret: the GitOpsCluster that created the Secret.
+func (r *Reconciler) forSecret(_ context.Context, s *corev1.Secret) []reconcile.Request {
+	if req, ok := ownerRequest(s); ok {
+		return []reconcile.Request{req}
+	}
+	return nil
+}
+
+// forManagedCluster: the GitOpsClusters with a cluster Secret for the cluster, so label
+// changes reach the Secrets. A cluster without a Secret yet comes in through its decision.
+func (r *Reconciler) forManagedCluster(ctx context.Context, o client.Object) []reconcile.Request {
+	var list corev1.SecretList
+	if err := r.owned.GetCache().List(ctx, &list, client.MatchingLabels{LabelClusterName: labelSafe(o.GetName())}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing cluster Secrets of ManagedCluster", "cluster", o.GetName())
+		return nil
+	}
+	seen := map[reconcile.Request]bool{}
+	var reqs []reconcile.Request
+	for i := range list.Items {
+		if req, ok := ownerRequest(&list.Items[i]); ok && !seen[req] {
+			seen[req] = true
+			reqs = append(reqs, req)
+		}
+	}
+	return reqs
+}
+
+// ownerRequest is the request of the GitOpsCluster named by the Secret's owner annotation.
+func ownerRequest(s *corev1.Secret) (reconcile.Request, bool) {
+	ns, name, ok := strings.Cut(s.Annotations[AnnotationOwner], "/")
+	if !ok || ns == "" || name == "" {
+		return reconcile.Request{}, false
+	}
+	return reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}, true
+}
+
+// metaNow is t as the API server stores it (whole seconds), so a status computed now
+// compares equal to the same status read back.
+func metaNow(t time.Time) metav1.Time { return metav1.NewTime(t).Rfc3339Copy() }
