@@ -1,0 +1,101 @@
+package propagation
+
+import (
+	"context"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	workv1 "open-cluster-management.io/api/work/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+func TestHasPullLabel(t *testing.T) {
+	marked := newApplication("a").obj()
+	unmarked := newApplication("a").noLabel(LabelPull).obj()
+	p := hasPullLabel()
+	tests := map[string]struct {
+		got, want bool
+	}{
+		"create marked":         {got: p.Create(event.CreateEvent{Object: marked}), want: true},
+		"create unmarked":       {got: p.Create(event.CreateEvent{Object: unmarked})},
+		"create nil":            {got: p.Create(event.CreateEvent{})},
+		"delete marked":         {got: p.Delete(event.DeleteEvent{Object: marked}), want: true},
+		"update label removed":  {got: p.Update(event.UpdateEvent{ObjectOld: marked, ObjectNew: unmarked}), want: true},
+		"update label added":    {got: p.Update(event.UpdateEvent{ObjectOld: unmarked, ObjectNew: marked}), want: true},
+		"update never marked":   {got: p.Update(event.UpdateEvent{ObjectOld: unmarked, ObjectNew: unmarked})},
+		"update nil objects":    {got: p.Update(event.UpdateEvent{})},
+		"generic label 'false'": {got: p.Generic(event.GenericEvent{Object: newApplication("a").label(LabelPull, "false").obj()}), want: true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if tc.got != tc.want {
+				t.Errorf("got %v, want %v", tc.got, tc.want)
+			}
+		})
+	}
+}
+
+func TestClusterTargetability(t *testing.T) {
+	cluster := func(mutate func(*clusterv1.ManagedCluster)) *clusterv1.ManagedCluster {
+		c := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: "c1", Labels: map[string]string{"env": "dev"}}}
+		mutate(c)
+		return c
+	}
+	plain := cluster(func(*clusterv1.ManagedCluster) {})
+	p := clusterTargetability()
+	tests := map[string]struct {
+		got, want bool
+	}{
+		"create": {got: p.Create(event.CreateEvent{Object: plain}), want: true},
+		"delete": {got: p.Delete(event.DeleteEvent{Object: plain}), want: true},
+		"deletion started": {got: p.Update(event.UpdateEvent{ObjectOld: plain, ObjectNew: cluster(func(c *clusterv1.ManagedCluster) {
+			c.DeletionTimestamp = &metav1.Time{}
+		})}), want: true},
+		"became local": {got: p.Update(event.UpdateEvent{ObjectOld: plain, ObjectNew: cluster(func(c *clusterv1.ManagedCluster) {
+			c.Labels[LabelLocalCluster] = "true"
+		})}), want: true},
+		"status heartbeat": {got: p.Update(event.UpdateEvent{ObjectOld: plain, ObjectNew: cluster(func(c *clusterv1.ManagedCluster) {
+			c.Status.Version.Kubernetes = "v1.34.3"
+		})})},
+		"nil objects": {got: p.Update(event.UpdateEvent{})},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if tc.got != tc.want {
+				t.Errorf("got %v, want %v", tc.got, tc.want)
+			}
+		})
+	}
+}
+
+func TestWorkToApp(t *testing.T) {
+	work := func(annotations map[string]string) client.Object {
+		return &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "c1", Annotations: annotations}}
+	}
+	tests := map[string]struct {
+		obj  client.Object
+		want []reconcile.Request
+	}{
+		"annotated": {
+			obj:  work(map[string]string{AnnotationHubApplicationNamespace: "argocd", AnnotationHubApplicationName: "a"}),
+			want: []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: "argocd", Name: "a"}}},
+		},
+		"no name":        {obj: work(map[string]string{AnnotationHubApplicationNamespace: "argocd"})},
+		"no annotations": {obj: work(nil)},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := workToApp(context.Background(), tc.obj)
+			if len(got) != len(tc.want) || (len(got) == 1 && got[0] != tc.want[0]) {
+				t.Errorf("workToApp() = %v, want %v", got, tc.want)
+			}
+			if idx := indexWorkByHubApp(tc.obj); len(idx) != len(tc.want) || (len(idx) == 1 && idx[0] != tc.want[0].String()) {
+				t.Errorf("indexWorkByHubApp() = %v, want the key of %v", idx, tc.want)
+			}
+		})
+	}
+}

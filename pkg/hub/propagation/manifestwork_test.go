@@ -1,0 +1,480 @@
+package propagation
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
+	workv1 "open-cluster-management.io/api/work/v1"
+)
+
+// appBuilder builds test Applications: newApplication("a").cluster("c1").obj().
+type appBuilder struct{ app *argov1alpha1.Application }
+
+func newApplication(name string) *appBuilder {
+	return &appBuilder{app: &argov1alpha1.Application{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: "argocd", UID: types.UID("7c0e3f5c-0b9a-4d5e-9b7e-1f2a3b4c5d6e"),
+			ResourceVersion: "42", Generation: 3,
+			Labels:      map[string]string{LabelPull: "true"},
+			Annotations: map[string]string{AnnotationSkipReconcile: "true"},
+		},
+		Spec: argov1alpha1.ApplicationSpec{
+			Project: "default",
+			Source: &argov1alpha1.ApplicationSource{
+				RepoURL: "https://github.com/argoproj/argocd-example-apps", Path: "guestbook", TargetRevision: "HEAD"},
+			Destination: argov1alpha1.ApplicationDestination{Name: "cluster1", Namespace: "guestbook"},
+			SyncPolicy:  &argov1alpha1.SyncPolicy{Automated: &argov1alpha1.SyncPolicyAutomated{Prune: true}},
+		},
+		Status: argov1alpha1.ApplicationStatus{
+			Sync:   argov1alpha1.SyncStatus{Status: argov1alpha1.SyncStatusCodeSynced, Revision: "abc"},
+			Health: argov1alpha1.HealthStatus{Status: "Healthy"},
+		},
+	}}
+}
+
+func (b *appBuilder) cluster(c string) *appBuilder { return b.annotation(AnnotationCluster, c) }
+func (b *appBuilder) label(k, v string) *appBuilder {
+	b.app.Labels[k] = v
+	return b
+}
+func (b *appBuilder) noLabel(k string) *appBuilder {
+	delete(b.app.Labels, k)
+	return b
+}
+func (b *appBuilder) annotation(k, v string) *appBuilder {
+	b.app.Annotations[k] = v
+	return b
+}
+func (b *appBuilder) uid(u string) *appBuilder {
+	b.app.UID = types.UID(u)
+	return b
+}
+func (b *appBuilder) ownedBy(appSet string) *appBuilder {
+	b.app.OwnerReferences = append(b.app.OwnerReferences, metav1.OwnerReference{
+		APIVersion: "argoproj.io/v1alpha1", Kind: "ApplicationSet", Name: appSet, UID: "appset-uid", Controller: ptrTrue()})
+	return b
+}
+func (b *appBuilder) finalizer(f string) *appBuilder {
+	b.app.Finalizers = append(b.app.Finalizers, f)
+	return b
+}
+func (b *appBuilder) operation() *appBuilder {
+	b.app.Operation = &argov1alpha1.Operation{Sync: &argov1alpha1.SyncOperation{Revision: "HEAD", Prune: true}}
+	return b
+}
+func (b *appBuilder) obj() *argov1alpha1.Application { return b.app }
+
+var ignoreUnexported = cmpopts.IgnoreUnexported(argov1alpha1.ApplicationDestination{})
+
+func ptrTrue() *bool { t := true; return &t }
+
+func TestMarked(t *testing.T) {
+	tests := map[string]struct {
+		app     *argov1alpha1.Application
+		want    bool
+		wantErr bool
+	}{
+		"true":          {app: newApplication("a").obj(), want: true},
+		"True":          {app: newApplication("a").label(LabelPull, "True").obj(), want: true},
+		"false":         {app: newApplication("a").label(LabelPull, "false").obj()},
+		"no label":      {app: newApplication("a").noLabel(LabelPull).obj()},
+		"not a boolean": {app: newApplication("a").label(LabelPull, "yes").obj(), wantErr: true},
+		"empty":         {app: newApplication("a").label(LabelPull, "").obj(), wantErr: true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got, err := Marked(tc.app)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("Marked() error = %v, wantErr %v", err, tc.wantErr)
+			}
+			if got != tc.want {
+				t.Errorf("Marked() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestValidateClusterAnnotation(t *testing.T) {
+	tests := map[string]struct {
+		app     *argov1alpha1.Application
+		wantErr string
+	}{
+		"set":           {app: newApplication("a").cluster("cluster1").obj()},
+		"missing":       {app: newApplication("a").obj(), wantErr: "missing or empty"},
+		"empty":         {app: newApplication("a").cluster("").obj(), wantErr: "missing or empty"},
+		"blank":         {app: newApplication("a").cluster("  ").obj(), wantErr: "missing or empty"},
+		"not a name":    {app: newApplication("a").cluster("Cluster_1").obj(), wantErr: "not a valid cluster name"},
+		"surrounded ok": {app: newApplication("a").cluster(" cluster1 ").obj()},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) { checkErr(t, ValidateClusterAnnotation(tc.app), tc.wantErr) })
+	}
+}
+
+func TestValidateAppNamespace(t *testing.T) {
+	tests := map[string]struct {
+		app     *argov1alpha1.Application
+		wantErr string
+	}{
+		"unset": {app: newApplication("a").obj()},
+		"set":   {app: newApplication("a").annotation(AnnotationAppNamespace, "openshift-gitops").obj()},
+		"empty": {app: newApplication("a").annotation(AnnotationAppNamespace, "").obj(), wantErr: "not a namespace name"},
+		"bad":   {app: newApplication("a").annotation(AnnotationAppNamespace, "Argo CD").obj(), wantErr: "not a namespace name"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) { checkErr(t, ValidateAppNamespace(tc.app), tc.wantErr) })
+	}
+}
+
+func TestValidateDestinationOverride(t *testing.T) {
+	tests := map[string]struct {
+		app     *argov1alpha1.Application
+		wantErr string
+	}{
+		"none":         {app: newApplication("a").obj()},
+		"name":         {app: newApplication("a").annotation(AnnotationDestinationName, "in-cluster").obj()},
+		"server":       {app: newApplication("a").annotation(AnnotationDestinationServer, "https://10.0.0.1:6443").obj()},
+		"both":         {app: newApplication("a").annotation(AnnotationDestinationName, "x").annotation(AnnotationDestinationServer, "https://a").obj(), wantErr: "both set"},
+		"empty name":   {app: newApplication("a").annotation(AnnotationDestinationName, " ").obj(), wantErr: "is empty"},
+		"http server":  {app: newApplication("a").annotation(AnnotationDestinationServer, "http://a").obj(), wantErr: "not an https URL"},
+		"no host":      {app: newApplication("a").annotation(AnnotationDestinationServer, "https://").obj(), wantErr: "not an https URL"},
+		"not a URL":    {app: newApplication("a").annotation(AnnotationDestinationServer, "::").obj(), wantErr: "not an https URL"},
+		"empty server": {app: newApplication("a").annotation(AnnotationDestinationServer, "").obj(), wantErr: "not an https URL"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) { checkErr(t, ValidateDestinationOverride(tc.app), tc.wantErr) })
+	}
+}
+
+func TestValidateJoinsEveryRule(t *testing.T) {
+	app := newApplication("a").annotation(AnnotationDestinationServer, "http://x").annotation(AnnotationAppNamespace, "_").obj()
+	err := Validate(app)
+	for _, want := range []string{AnnotationCluster, AnnotationDestinationServer, AnnotationAppNamespace} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate() = %v, want it to mention %s", err, want)
+		}
+	}
+}
+
+func checkErr(t *testing.T, err error, want string) {
+	t.Helper()
+	switch {
+	case want == "" && err != nil:
+		t.Fatalf("unexpected error: %v", err)
+	case want != "" && err == nil:
+		t.Fatalf("want an error containing %q, got none", want)
+	case want != "" && !strings.Contains(err.Error(), want):
+		t.Fatalf("error %q does not contain %q", err, want)
+	}
+}
+
+func TestWorkName(t *testing.T) {
+	long := strings.Repeat("a", 253)
+	tests := map[string]struct {
+		app  *argov1alpha1.Application
+		want string
+	}{
+		"short":        {app: newApplication("guestbook").obj(), want: "guestbook-7c0e3"},
+		"exactly 253":  {app: newApplication(strings.Repeat("b", 247)).obj(), want: strings.Repeat("b", 247) + "-7c0e3"},
+		"short uid":    {app: newApplication("g").uid("ab").obj(), want: "g-ab"},
+		"dots trimmed": {app: newApplication(strings.Repeat("c", 241) + "...." + strings.Repeat("d", 8)).obj()},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := WorkName(tc.app)
+			if tc.want != "" && got != tc.want {
+				t.Errorf("WorkName() = %q, want %q", got, tc.want)
+			}
+			if errs := validation.IsDNS1123Subdomain(got); len(errs) > 0 {
+				t.Errorf("WorkName() = %q is not a valid name: %v", got, errs)
+			}
+		})
+	}
+
+	t.Run("over-long names get a stable hash suffix", func(t *testing.T) {
+		a := newApplication(long).obj()
+		b := newApplication(long).uid("ffffff-other").obj()
+		na, nb := WorkName(a), WorkName(b)
+		if len(na) != 253 || len(nb) != 253 {
+			t.Fatalf("lengths %d and %d, want 253", len(na), len(nb))
+		}
+		if na == nb {
+			t.Errorf("two UIDs share the name %q", na)
+		}
+		if WorkName(a.DeepCopy()) != na {
+			t.Errorf("WorkName is not stable")
+		}
+		if !strings.HasPrefix(na, strings.Repeat("a", 200)) {
+			t.Errorf("WorkName() = %q lost the Application name", na)
+		}
+	})
+}
+
+func decodePayload(t *testing.T, w *workv1.ManifestWork) map[string]any {
+	t.Helper()
+	if len(w.Spec.Workload.Manifests) != 1 {
+		t.Fatalf("want one manifest, got %d", len(w.Spec.Workload.Manifests))
+	}
+	var m map[string]any
+	if err := json.Unmarshal(w.Spec.Workload.Manifests[0].Raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestBuildManifestWorkGolden pins the exact ManifestWork of one Application.
+func TestBuildManifestWorkGolden(t *testing.T) {
+	app := newApplication("cluster1-guestbook").cluster("cluster1").ownedBy("guestbook").
+		finalizer(ResourcesFinalizer).operation().
+		label("app.kubernetes.io/part-of", "guestbook").
+		annotation(AnnotationRefresh, "hard").
+		annotation(AnnotationAppNamespace, "openshift-gitops").obj()
+	before := app.DeepCopy()
+
+	got, err := BuildManifestWork(app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(before, app, ignoreUnexported); diff != "" {
+		t.Fatalf("BuildManifestWork modified its input (-before +after):\n%s", diff)
+	}
+
+	wantPayload := map[string]any{
+		"apiVersion": "argoproj.io/v1alpha1",
+		"kind":       "Application",
+		"metadata": map[string]any{
+			"name":      "cluster1-guestbook",
+			"namespace": "openshift-gitops",
+			"labels":    map[string]any{"app.kubernetes.io/part-of": "guestbook"},
+			"annotations": map[string]any{
+				AnnotationRefresh:                 "hard",
+				AnnotationHubApplicationNamespace: "argocd",
+				AnnotationHubApplicationName:      "cluster1-guestbook",
+				AnnotationHostingApplicationSet:   "argocd/guestbook",
+			},
+			"finalizers": []any{ResourcesFinalizer},
+		},
+		"spec": map[string]any{
+			"project": "default",
+			"source": map[string]any{
+				"repoURL": "https://github.com/argoproj/argocd-example-apps", "path": "guestbook", "targetRevision": "HEAD"},
+			"destination": map[string]any{"server": "https://kubernetes.default.svc", "namespace": "guestbook"},
+			"syncPolicy":  map[string]any{"automated": map[string]any{"prune": true}},
+		},
+		"operation": map[string]any{
+			"sync":        map[string]any{"revision": "HEAD", "prune": true},
+			"initiatedBy": map[string]any{},
+			"retry":       map[string]any{},
+		},
+	}
+	if diff := cmp.Diff(wantPayload, decodePayload(t, got)); diff != "" {
+		t.Errorf("payload (-want +got):\n%s", diff)
+	}
+
+	got.Spec.Workload = workv1.ManifestsTemplate{}
+	want := &workv1.ManifestWork{
+		TypeMeta: metav1.TypeMeta{APIVersion: "work.open-cluster-management.io/v1", Kind: "ManifestWork"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "cluster1-guestbook-7c0e3", Namespace: "cluster1",
+			Labels: map[string]string{
+				"apps.open-cluster-management.io/pull-to-ocm-managed-cluster": "true",
+				"apps.open-cluster-management.io/application-set":             "true",
+			},
+			Annotations: map[string]string{
+				"apps.open-cluster-management.io/hub-application-namespace": "argocd",
+				"apps.open-cluster-management.io/hub-application-name":      "cluster1-guestbook",
+				"apps.open-cluster-management.io/hosting-applicationset":    "argocd/guestbook",
+			},
+		},
+		Spec: workv1.ManifestWorkSpec{
+			ManifestConfigs: []workv1.ManifestConfigOption{{
+				ResourceIdentifier: workv1.ResourceIdentifier{
+					Group: "argoproj.io", Resource: "applications", Name: "cluster1-guestbook", Namespace: "openshift-gitops"},
+				FeedbackRules: []workv1.FeedbackRule{{
+					Type: workv1.JSONPathsType,
+					JsonPaths: []workv1.JsonPath{
+						{Name: "healthStatus", Path: ".status.health.status"},
+						{Name: "syncStatus", Path: ".status.sync.status"},
+						{Name: "operationStatePhase", Path: ".status.operationState.phase"},
+						{Name: "operationStateStartedAt", Path: ".status.operationState.startedAt"},
+						{Name: "syncRevision", Path: ".status.sync.revision"},
+					},
+				}},
+				FeedbackScrapeType: workv1.FeedbackPollType,
+				UpdateStrategy: &workv1.UpdateStrategy{
+					Type: workv1.UpdateStrategyTypeServerSideApply,
+					ServerSideApply: &workv1.ServerSideApplyConfig{
+						Force: true, FieldManager: "work-agent",
+						IgnoreFields: []workv1.IgnoreField{{
+							Condition: workv1.IgnoreFieldsConditionOnSpokeChange,
+							JSONPaths: []string{".operation", `.metadata.annotations.argocd\.argoproj\.io/refresh`},
+						}},
+					},
+				},
+			}},
+		},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ManifestWork (-want +got):\n%s", diff)
+	}
+}
+
+func TestBuildPayload(t *testing.T) {
+	tests := map[string]struct {
+		app   *argov1alpha1.Application
+		check func(t *testing.T, p *Payload)
+	}{
+		"destination forced to the spoke's own API server": {
+			app: newApplication("a").cluster("c1").obj(),
+			check: func(t *testing.T, p *Payload) {
+				want := argov1alpha1.ApplicationDestination{Server: DefaultDestinationServer, Namespace: "guestbook"}
+				if diff := cmp.Diff(want, p.Spec.Destination, ignoreUnexported); diff != "" {
+					t.Error(diff)
+				}
+			},
+		},
+		"destination-name override": {
+			app: newApplication("a").cluster("c1").annotation(AnnotationDestinationName, "in-cluster").obj(),
+			check: func(t *testing.T, p *Payload) {
+				want := argov1alpha1.ApplicationDestination{Name: "in-cluster", Namespace: "guestbook"}
+				if diff := cmp.Diff(want, p.Spec.Destination, ignoreUnexported); diff != "" {
+					t.Error(diff)
+				}
+			},
+		},
+		"destination-server override": {
+			app: newApplication("a").cluster("c1").annotation(AnnotationDestinationServer, "https://10.0.0.1:6443").obj(),
+			check: func(t *testing.T, p *Payload) {
+				want := argov1alpha1.ApplicationDestination{Server: "https://10.0.0.1:6443", Namespace: "guestbook"}
+				if diff := cmp.Diff(want, p.Spec.Destination, ignoreUnexported); diff != "" {
+					t.Error(diff)
+				}
+			},
+		},
+		"namespace defaults to the hub Application's": {
+			app: newApplication("a").cluster("c1").obj(),
+			check: func(t *testing.T, p *Payload) {
+				if p.Namespace != "argocd" {
+					t.Errorf("namespace %q", p.Namespace)
+				}
+			},
+		},
+		"selection keys stripped, others kept, identity dropped": {
+			app: newApplication("a").cluster("c1").label("team", "x").annotation("note", "y").
+				annotation(AnnotationDestinationName, "in-cluster").annotation(AnnotationAppNamespace, "gitops").obj(),
+			check: func(t *testing.T, p *Payload) {
+				if diff := cmp.Diff(map[string]string{"team": "x"}, p.Labels); diff != "" {
+					t.Error(diff)
+				}
+				want := map[string]string{"note": "y", AnnotationHubApplicationNamespace: "argocd", AnnotationHubApplicationName: "a"}
+				if diff := cmp.Diff(want, p.Annotations); diff != "" {
+					t.Error(diff)
+				}
+				if p.UID != "" || p.ResourceVersion != "" || p.Generation != 0 || len(p.OwnerReferences) != 0 || len(p.ManagedFields) != 0 {
+					t.Errorf("identity kept: %+v", p.ObjectMeta)
+				}
+			},
+		},
+		"standalone: no hosting-applicationset": {
+			app: newApplication("a").cluster("c1").obj(),
+			check: func(t *testing.T, p *Payload) {
+				if _, ok := p.Annotations[AnnotationHostingApplicationSet]; ok {
+					t.Error("hosting-applicationset on a standalone Application")
+				}
+			},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			before := tc.app.DeepCopy()
+			tc.check(t, BuildPayload(tc.app))
+			if diff := cmp.Diff(before, tc.app, ignoreUnexported); diff != "" {
+				t.Fatalf("BuildPayload modified its input (-before +after):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestBuildManifestWorkStandalone(t *testing.T) {
+	got, err := BuildManifestWork(newApplication("a").cluster("c1").obj())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]string{LabelPull: "true"}, got.Labels); diff != "" {
+		t.Error(diff)
+	}
+	if diff := cmp.Diff(map[string]string{AnnotationHubApplicationNamespace: "argocd", AnnotationHubApplicationName: "a"}, got.Annotations); diff != "" {
+		t.Error(diff)
+	}
+	if _, ok := decodePayload(t, got)["status"]; ok {
+		t.Error("payload carries status")
+	}
+}
+
+func TestWorkUpToDate(t *testing.T) {
+	app := newApplication("a").cluster("c1").obj()
+	desired, err := BuildManifestWork(app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reencoded := func(w *workv1.ManifestWork) *workv1.ManifestWork {
+		// What the API server hands back: keys sorted, null creationTimestamp dropped.
+		var m map[string]any
+		if err := json.Unmarshal(w.Spec.Workload.Manifests[0].Raw, &m); err != nil {
+			t.Fatal(err)
+		}
+		delete(m["metadata"].(map[string]any), "creationTimestamp")
+		raw, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Spec.Workload.Manifests[0].Raw = raw
+		return w
+	}
+	changedApp := app.DeepCopy()
+	changedApp.Spec.Source.TargetRevision = "v2"
+	changed, err := BuildManifestWork(changedApp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := map[string]struct {
+		existing *workv1.ManifestWork
+		want     bool
+	}{
+		"same":                     {existing: desired.DeepCopy(), want: true},
+		"re-encoded by the server": {existing: reencoded(desired.DeepCopy()), want: true},
+		"extra label from someone": {existing: withLabel(desired.DeepCopy(), "x", "y"), want: true},
+		"spec changed":             {existing: changed, want: false},
+		"label missing":            {existing: withoutLabel(desired.DeepCopy(), LabelPull), want: false},
+		"manifest configs differ":  {existing: withoutConfigs(desired.DeepCopy()), want: false},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := WorkUpToDate(tc.existing, desired); got != tc.want {
+				t.Errorf("WorkUpToDate() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func withLabel(w *workv1.ManifestWork, k, v string) *workv1.ManifestWork {
+	w.Labels[k] = v
+	return w
+}
+
+func withoutLabel(w *workv1.ManifestWork, k string) *workv1.ManifestWork {
+	delete(w.Labels, k)
+	return w
+}
+
+func withoutConfigs(w *workv1.ManifestWork) *workv1.ManifestWork {
+	w.Spec.ManifestConfigs = nil
+	return w
+}

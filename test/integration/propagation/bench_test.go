@@ -1,0 +1,269 @@
+package propagation_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	workv1 "open-cluster-management.io/api/work/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/propagation"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
+)
+
+// BenchmarkBurst creates BENCH_APPS (5,000) marked Applications over BENCH_CLUSTERS (500)
+// clusters (BENCH_WORKERS: the controller's concurrent reconciles) in one burst on a real API server and prints the time until every
+// ManifestWork exists, with per-Application p50/p99. It prints figures and asserts
+// nothing about time. Run it alone:
+//
+//	KUBEBUILDER_ASSETS=$PWD/bin/envtest go test ./test/integration/propagation/ -run '^$' -bench Burst -benchtime 1x
+//
+// The manager runs in the test process, so its CPU seconds and peak RSS include the
+// load generator's.
+func BenchmarkBurst(b *testing.B) {
+	apps, clusters := envInt("BENCH_APPS", 5000), envInt("BENCH_CLUSTERS", 500)
+	ctrl.SetLogger(logr.Discard())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	s, err := framework.Scheme()
+	must(b, err)
+	server, err := framework.StartAPIServer()
+	must(b, err)
+	defer func() { _ = server.Stop() }()
+	fast := rest.CopyConfig(server.Config)
+	fast.QPS, fast.Burst = 2000, 4000
+	c, err := client.New(fast, client.Options{Scheme: s})
+	must(b, err)
+
+	must(b, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: appNamespace}}))
+	parallel(b, clusters, 16, func(i int) error {
+		name := fmt.Sprintf("bench%d", i)
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+			return err
+		}
+		return c.Create(ctx, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: true}})
+	})
+
+	mgrCfg := rest.CopyConfig(server.Config)
+	mgrCfg.QPS, mgrCfg.Burst = 1000, 2000
+	mgr, err := ctrl.NewManager(mgrCfg, ctrl.Options{
+		Scheme:                 s,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+		Cache: cache.Options{
+			DefaultTransform: cache.TransformStripManagedFields(),
+			ByObject: map[client.Object]cache.ByObject{
+				&workv1.ManifestWork{}: {Label: labels.SelectorFromSet(labels.Set{propagation.LabelPull: "true"})},
+			},
+		},
+	})
+	must(b, err)
+	r := propagation.NewReconciler(mgr)
+	r.MaxConcurrentReconciles = envInt("BENCH_WORKERS", r.MaxConcurrentReconciles)
+	must(b, r.SetupWithManager(mgr))
+	go func() { _ = mgr.Start(ctx) }()
+
+	// Watch ManifestWorks through an informer of its own (it re-lists and re-watches
+	// on its own) and note when each hub Application's first appears.
+	watcher, err := cache.New(fast, cache.Options{Scheme: s})
+	must(b, err)
+	inf, err := watcher.GetInformer(ctx, &workv1.ManifestWork{})
+	must(b, err)
+	var mu sync.Mutex
+	seen := map[string]time.Time{}
+	createdAt := map[string]time.Time{} // the ManifestWorks' server-side creation times
+	allSeen := make(chan struct{})
+	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
+		mw, ok := obj.(*workv1.ManifestWork)
+		if !ok {
+			return
+		}
+		app := mw.Annotations[propagation.AnnotationHubApplicationName]
+		mu.Lock()
+		defer mu.Unlock()
+		if _, dup := seen[app]; !dup {
+			seen[app] = time.Now()
+			createdAt[app] = mw.CreationTimestamp.Time
+			if len(seen) == apps+1 {
+				close(allSeen)
+			}
+		}
+	}})
+	must(b, err)
+	// The same for the Applications: how late their watch events come.
+	appSeen := map[string]time.Time{}
+	appInf, err := watcher.GetInformer(ctx, &argov1alpha1.Application{})
+	must(b, err)
+	_, err = appInf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
+		if app, ok := obj.(*argov1alpha1.Application); ok {
+			mu.Lock()
+			defer mu.Unlock()
+			appSeen[app.Name] = time.Now()
+		}
+	}})
+	must(b, err)
+	go func() { _ = watcher.Start(ctx) }()
+	if !watcher.WaitForCacheSync(ctx) {
+		b.Fatal("ManifestWork informer did not sync")
+	}
+
+	// Warm up: the first write of each CRD type is slow.
+	newBenchApp := func(name, cluster string) *argov1alpha1.Application {
+		return &argov1alpha1.Application{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: appNamespace,
+				Labels:      map[string]string{propagation.LabelPull: "true"},
+				Annotations: map[string]string{propagation.AnnotationCluster: cluster, propagation.AnnotationSkipReconcile: "true"}},
+			Spec: argov1alpha1.ApplicationSpec{Project: "default",
+				Source:      &argov1alpha1.ApplicationSource{RepoURL: "https://github.com/argoproj/argocd-example-apps", Path: "guestbook"},
+				Destination: argov1alpha1.ApplicationDestination{Name: "placeholder", Namespace: "guestbook"}},
+		}
+	}
+	must(b, c.Create(ctx, newBenchApp("warmup", "bench0")))
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		mu.Lock()
+		_, ok := seen["warmup"]
+		mu.Unlock()
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatal("warm-up Application got no ManifestWork within a minute")
+		}
+	}
+
+	cpu0 := cpuSeconds()
+	created := make([]time.Time, apps)
+	b.ResetTimer()
+	start := time.Now()
+	parallel(b, apps, 32, func(i int) error {
+		created[i] = time.Now()
+		return c.Create(ctx, newBenchApp(fmt.Sprintf("app-%d", i), fmt.Sprintf("bench%d", i%clusters)))
+	})
+	burst := time.Since(start)
+	select {
+	case <-allSeen:
+	case <-time.After(10 * time.Minute):
+		b.Fatalf("not every Application got a ManifestWork within 10 minutes")
+	}
+	b.StopTimer()
+
+	mu.Lock()
+	var last time.Time
+	lat := make([]time.Duration, 0, apps)
+	var watchLag, appLag []time.Duration
+	for i := 0; i < apps; i++ {
+		name := fmt.Sprintf("app-%d", i)
+		t := seen[name]
+		if t.After(last) {
+			last = t
+		}
+		lat = append(lat, t.Sub(created[i]))
+		watchLag = append(watchLag, t.Sub(createdAt[name]))
+		appLag = append(appLag, appSeen[name].Sub(created[i]))
+	}
+	sort.Slice(watchLag, func(i, j int) bool { return watchLag[i] < watchLag[j] })
+	sort.Slice(appLag, func(i, j int) bool { return appLag[i] < appLag[j] })
+	mu.Unlock()
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	total := last.Sub(start)
+	fmt.Printf("propagation burst: %d Applications over %d clusters, %d workers\n", apps, clusters, r.MaxConcurrentReconciles)
+	fmt.Printf("  creating the Applications: %v\n", burst.Round(time.Millisecond))
+	fmt.Printf("  until every ManifestWork exists: %v (%.0f Applications/s)\n", total.Round(time.Millisecond), float64(apps)/total.Seconds())
+	fmt.Printf("  per Application, create to ManifestWork: p50 %v, p99 %v, max %v\n",
+		lat[len(lat)/2].Round(time.Millisecond), lat[len(lat)*99/100].Round(time.Millisecond), lat[len(lat)-1].Round(time.Millisecond))
+	fmt.Printf("  of which ManifestWork created to seen through a watch (1 s resolution): p50 %v, p99 %v\n",
+		watchLag[len(watchLag)/2].Round(time.Millisecond), watchLag[len(watchLag)*99/100].Round(time.Millisecond))
+	fmt.Printf("  Application create to seen through a watch: p50 %v, p99 %v\n",
+		appLag[len(appLag)/2].Round(time.Millisecond), appLag[len(appLag)*99/100].Round(time.Millisecond))
+	fmt.Printf("  test process (manager + load generator): CPU %.1fs during the burst, peak RSS %s\n", cpuSeconds()-cpu0, peakRSS())
+	b.ReportMetric(total.Seconds(), "s-total")
+	b.ReportMetric(lat[len(lat)/2].Seconds(), "s-p50")
+	b.ReportMetric(lat[len(lat)*99/100].Seconds(), "s-p99")
+}
+
+func must(b *testing.B, err error) {
+	b.Helper()
+	if err != nil {
+		b.Fatal(err)
+	}
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+// parallel runs f(0..n-1) on workers goroutines and fails b on the first error.
+func parallel(b *testing.B, n, workers int, f func(int) error) {
+	b.Helper()
+	next := make(chan int)
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if err := f(i); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
+}
+
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+func peakRSS() string {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "unknown"
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "VmHWM:") {
+			return strings.TrimSpace(strings.TrimPrefix(line, "VmHWM:"))
+		}
+	}
+	return "unknown"
+}

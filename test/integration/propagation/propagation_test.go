@@ -1,0 +1,520 @@
+package propagation_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync/atomic"
+
+	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	"github.com/google/go-cmp/cmp"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	workv1 "open-cluster-management.io/api/work/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/propagation"
+)
+
+const appNamespace = "argocd"
+
+var clusterSeq atomic.Int32
+
+var _ = BeforeEach(func(ctx context.Context) {
+	ensureNamespace(ctx, appNamespace)
+})
+
+func ensureNamespace(ctx context.Context, name string) {
+	GinkgoHelper()
+	err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	if !apierrors.IsAlreadyExists(err) {
+		Expect(err).NotTo(HaveOccurred())
+	}
+}
+
+// newCluster registers a ManagedCluster with its namespace under a fresh name.
+func newCluster(ctx context.Context, lbls map[string]string) string {
+	GinkgoHelper()
+	name := fmt.Sprintf("cluster%d", clusterSeq.Add(1))
+	ensureNamespace(ctx, name)
+	Expect(k8s.Create(ctx, &clusterv1.ManagedCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: lbls},
+		Spec:       clusterv1.ManagedClusterSpec{HubAcceptsClient: true},
+	})).To(Succeed())
+	return name
+}
+
+// appBuilder builds hub Applications: newApp("guestbook").cluster("cluster1").create(ctx).
+type appBuilder struct{ app *argov1alpha1.Application }
+
+func newApp(name string) *appBuilder {
+	return &appBuilder{app: &argov1alpha1.Application{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: appNamespace,
+			Labels:      map[string]string{propagation.LabelPull: "true"},
+			Annotations: map[string]string{propagation.AnnotationSkipReconcile: "true"},
+		},
+		Spec: argov1alpha1.ApplicationSpec{
+			Project: "default",
+			Source: &argov1alpha1.ApplicationSource{
+				RepoURL: "https://github.com/argoproj/argocd-example-apps", Path: "guestbook", TargetRevision: "HEAD"},
+			Destination: argov1alpha1.ApplicationDestination{Name: "placeholder", Namespace: "guestbook"},
+		},
+	}}
+}
+
+func (b *appBuilder) cluster(c string) *appBuilder {
+	return b.annotation(propagation.AnnotationCluster, c)
+}
+
+func (b *appBuilder) annotation(k, v string) *appBuilder {
+	b.app.Annotations[k] = v
+	return b
+}
+
+func (b *appBuilder) label(k, v string) *appBuilder {
+	b.app.Labels[k] = v
+	return b
+}
+
+func (b *appBuilder) finalizer(f string) *appBuilder {
+	b.app.Finalizers = append(b.app.Finalizers, f)
+	return b
+}
+
+func (b *appBuilder) create(ctx context.Context) *argov1alpha1.Application {
+	GinkgoHelper()
+	app := b.app.DeepCopy()
+	Expect(k8s.Create(ctx, app)).To(Succeed())
+	DeferCleanup(func(ctx context.Context) { deleteApp(ctx, client.ObjectKeyFromObject(app)) })
+	return app
+}
+
+// deleteApp deletes an Application, releasing any finalizer left on it.
+func deleteApp(ctx context.Context, key types.NamespacedName) {
+	GinkgoHelper()
+	app := &argov1alpha1.Application{}
+	if err := k8s.Get(ctx, key, app); apierrors.IsNotFound(err) {
+		return
+	}
+	Expect(client.IgnoreNotFound(k8s.Delete(ctx, app))).To(Succeed())
+	Eventually(func(g Gomega) {
+		err := k8s.Get(ctx, key, app)
+		if apierrors.IsNotFound(err) {
+			return
+		}
+		g.Expect(err).NotTo(HaveOccurred())
+		app.Finalizers = nil
+		g.Expect(client.IgnoreNotFound(k8s.Update(ctx, app))).To(Succeed())
+		g.Expect(apierrors.IsNotFound(k8s.Get(ctx, key, app))).To(BeTrue())
+	}).Should(Succeed())
+}
+
+func getApp(ctx context.Context, app *argov1alpha1.Application) *argov1alpha1.Application {
+	GinkgoHelper()
+	got := &argov1alpha1.Application{}
+	Expect(k8s.Get(ctx, client.ObjectKeyFromObject(app), got)).To(Succeed())
+	return got
+}
+
+// worksOf lists every ManifestWork, in any namespace, that names key as its hub Application.
+func worksOf(ctx context.Context, key types.NamespacedName) []workv1.ManifestWork {
+	GinkgoHelper()
+	list := &workv1.ManifestWorkList{}
+	Expect(k8s.List(ctx, list)).To(Succeed())
+	var out []workv1.ManifestWork
+	for _, w := range list.Items {
+		if w.Annotations[propagation.AnnotationHubApplicationNamespace] == key.Namespace &&
+			w.Annotations[propagation.AnnotationHubApplicationName] == key.Name {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func workNames(ctx context.Context, key types.NamespacedName) []string {
+	var names []string
+	for _, w := range worksOf(ctx, key) {
+		names = append(names, w.Namespace+"/"+w.Name)
+	}
+	return names
+}
+
+// expectOnlyWork waits until the only ManifestWork of app is namespace/name and returns it.
+func expectOnlyWork(ctx context.Context, app *argov1alpha1.Application, namespace, name string) *workv1.ManifestWork {
+	GinkgoHelper()
+	key := client.ObjectKeyFromObject(app)
+	Eventually(func() []string { return workNames(ctx, key) }).Should(ConsistOf(namespace + "/" + name))
+	w := &workv1.ManifestWork{}
+	Expect(k8s.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, w)).To(Succeed())
+	return w
+}
+
+// expectNoWork waits until no ManifestWork names app's key, and checks it stays so.
+func expectNoWork(ctx context.Context, key types.NamespacedName) {
+	GinkgoHelper()
+	Eventually(func() []string { return workNames(ctx, key) }).Should(BeEmpty())
+	Consistently(func() []string { return workNames(ctx, key) }).Should(BeEmpty())
+}
+
+func workName(app *argov1alpha1.Application) string {
+	return app.Name + "-" + string(app.UID)[:5]
+}
+
+// expectEvent waits for a Warning Event with reason on app whose message contains text.
+func expectEvent(ctx context.Context, app *argov1alpha1.Application, reason, text string) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		events := &corev1.EventList{}
+		g.Expect(k8s.List(ctx, events, client.InNamespace(app.Namespace),
+			client.MatchingFields{"involvedObject.name": app.Name})).To(Succeed())
+		var seen []string
+		for _, e := range events.Items {
+			if e.InvolvedObject.UID == app.UID && e.Type == corev1.EventTypeWarning && e.Reason == reason &&
+				strings.Contains(e.Message, text) {
+				return
+			}
+			seen = append(seen, e.Reason+": "+e.Message)
+		}
+		g.Expect(seen).To(ContainElement(ContainSubstring(text)), "no %s Event", reason)
+	}).Should(Succeed())
+}
+
+func payloadOf(w *workv1.ManifestWork) map[string]any {
+	GinkgoHelper()
+	Expect(w.Spec.Workload.Manifests).To(HaveLen(1))
+	var m map[string]any
+	Expect(json.Unmarshal(w.Spec.Workload.Manifests[0].Raw, &m)).To(Succeed())
+	return m
+}
+
+var _ = Describe("Propagation", func() {
+	It("turns the golden Application into exactly the contracted ManifestWork", func(ctx context.Context) {
+		c := newCluster(ctx, nil)
+		b := newApp("golden-guestbook").cluster(c).
+			finalizer(propagation.ResourcesFinalizer).
+			label("app.kubernetes.io/part-of", "guestbook").
+			annotation(propagation.AnnotationRefresh, "hard").
+			annotation(propagation.AnnotationAppNamespace, "openshift-gitops")
+		b.app.OwnerReferences = []metav1.OwnerReference{{
+			APIVersion: "argoproj.io/v1alpha1", Kind: "ApplicationSet", Name: "guestbook",
+			UID: "0b0d3e8c-0000-4000-8000-000000000001"}}
+		b.app.Operation = &argov1alpha1.Operation{Sync: &argov1alpha1.SyncOperation{Revision: "HEAD", Prune: true}}
+		app := b.create(ctx)
+
+		w := expectOnlyWork(ctx, app, c, workName(app))
+		Expect(w.Labels).To(Equal(map[string]string{
+			"apps.open-cluster-management.io/pull-to-ocm-managed-cluster": "true",
+			"apps.open-cluster-management.io/application-set":             "true",
+		}))
+		Expect(w.Annotations).To(Equal(map[string]string{
+			"apps.open-cluster-management.io/hub-application-namespace": "argocd",
+			"apps.open-cluster-management.io/hub-application-name":      "golden-guestbook",
+			"apps.open-cluster-management.io/hosting-applicationset":    "argocd/guestbook",
+		}))
+		Expect(cmp.Diff(map[string]any{
+			"apiVersion": "argoproj.io/v1alpha1",
+			"kind":       "Application",
+			"metadata": map[string]any{
+				"name":      "golden-guestbook",
+				"namespace": "openshift-gitops",
+				"labels":    map[string]any{"app.kubernetes.io/part-of": "guestbook"},
+				"annotations": map[string]any{
+					"argocd.argoproj.io/refresh":                                "hard",
+					"apps.open-cluster-management.io/hub-application-namespace": "argocd",
+					"apps.open-cluster-management.io/hub-application-name":      "golden-guestbook",
+					"apps.open-cluster-management.io/hosting-applicationset":    "argocd/guestbook",
+				},
+				"finalizers": []any{"resources-finalizer.argocd.argoproj.io"},
+			},
+			"spec": map[string]any{
+				"project": "default",
+				"source": map[string]any{
+					"repoURL": "https://github.com/argoproj/argocd-example-apps", "path": "guestbook", "targetRevision": "HEAD"},
+				"destination": map[string]any{"server": "https://kubernetes.default.svc", "namespace": "guestbook"},
+			},
+			"operation": map[string]any{
+				"sync":        map[string]any{"revision": "HEAD", "prune": true},
+				"initiatedBy": map[string]any{},
+				"retry":       map[string]any{},
+			},
+		}, payloadOf(w))).To(BeEmpty())
+		Expect(cmp.Diff([]workv1.ManifestConfigOption{{
+			ResourceIdentifier: workv1.ResourceIdentifier{
+				Group: "argoproj.io", Resource: "applications", Name: "golden-guestbook", Namespace: "openshift-gitops"},
+			FeedbackRules: []workv1.FeedbackRule{{
+				Type: workv1.JSONPathsType,
+				JsonPaths: []workv1.JsonPath{
+					{Name: "healthStatus", Path: ".status.health.status"},
+					{Name: "syncStatus", Path: ".status.sync.status"},
+					{Name: "operationStatePhase", Path: ".status.operationState.phase"},
+					{Name: "operationStateStartedAt", Path: ".status.operationState.startedAt"},
+					{Name: "syncRevision", Path: ".status.sync.revision"},
+				},
+			}},
+			FeedbackScrapeType: workv1.FeedbackPollType,
+			UpdateStrategy: &workv1.UpdateStrategy{
+				Type: workv1.UpdateStrategyTypeServerSideApply,
+				ServerSideApply: &workv1.ServerSideApplyConfig{
+					Force: true, FieldManager: "work-agent",
+					IgnoreFields: []workv1.IgnoreField{{
+						Condition: workv1.IgnoreFieldsConditionOnSpokeChange,
+						JSONPaths: []string{".operation", `.metadata.annotations.argocd\.argoproj\.io/refresh`},
+					}},
+				},
+			},
+		}}, w.Spec.ManifestConfigs)).To(BeEmpty())
+		Expect(w.Spec.DeleteOption).To(BeNil())
+	})
+
+	It("propagates updates and does not write when nothing the work carries changed", func(ctx context.Context) {
+		c := newCluster(ctx, nil)
+		app := newApp("updated").cluster(c).create(ctx)
+		w := expectOnlyWork(ctx, app, c, workName(app))
+
+		By("a hub status change is not propagated and causes no write")
+		got := getApp(ctx, app)
+		got.Status.Health.Status = "Healthy"
+		got.Status.Sync.Status = argov1alpha1.SyncStatusCodeSynced
+		Expect(k8s.Update(ctx, got)).To(Succeed())
+		Consistently(func(g Gomega) string {
+			cur := &workv1.ManifestWork{}
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(w), cur)).To(Succeed())
+			return cur.ResourceVersion
+		}).Should(Equal(w.ResourceVersion))
+
+		By("a spec change reaches the work")
+		got = getApp(ctx, app)
+		got.Spec.Source.TargetRevision = "v2"
+		Expect(k8s.Update(ctx, got)).To(Succeed())
+		Eventually(func(g Gomega) any {
+			cur := &workv1.ManifestWork{}
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(w), cur)).To(Succeed())
+			return payloadOf(cur)["spec"].(map[string]any)["source"].(map[string]any)["targetRevision"]
+		}).Should(Equal("v2"))
+		expectOnlyWork(ctx, app, c, workName(app))
+	})
+
+	Describe("cleanup: exactly one ManifestWork per live marked Application", func() {
+		It("deletes the work, then releases the resources finalizer so the Application goes", func(ctx context.Context) {
+			c := newCluster(ctx, nil)
+			app := newApp("with-finalizer").cluster(c).finalizer(propagation.ResourcesFinalizer).create(ctx)
+			expectOnlyWork(ctx, app, c, workName(app))
+
+			Expect(k8s.Delete(ctx, getApp(ctx, app))).To(Succeed())
+			Eventually(func() bool {
+				return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(app), &argov1alpha1.Application{}))
+			}).Should(BeTrue())
+			expectNoWork(ctx, client.ObjectKeyFromObject(app))
+		})
+
+		It("keeps the finalizer while a ManifestWork is still there", func(ctx context.Context) {
+			c := newCluster(ctx, nil)
+			app := newApp("work-held").cluster(c).finalizer(propagation.ResourcesFinalizer).create(ctx)
+			w := expectOnlyWork(ctx, app, c, workName(app))
+			// Stand in for the work agent's cleanup finalizer.
+			w.Finalizers = append(w.Finalizers, "test.open-cluster-management.io/hold")
+			Expect(k8s.Update(ctx, w)).To(Succeed())
+
+			Expect(k8s.Delete(ctx, getApp(ctx, app))).To(Succeed())
+			Eventually(func(g Gomega) {
+				cur := &workv1.ManifestWork{}
+				g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(w), cur)).To(Succeed())
+				g.Expect(cur.DeletionTimestamp).NotTo(BeNil())
+			}).Should(Succeed())
+			Consistently(func() []string { return getApp(ctx, app).Finalizers }).Should(ContainElement(propagation.ResourcesFinalizer))
+
+			cur := &workv1.ManifestWork{}
+			Expect(k8s.Get(ctx, client.ObjectKeyFromObject(w), cur)).To(Succeed())
+			cur.Finalizers = nil
+			Expect(k8s.Update(ctx, cur)).To(Succeed())
+			Eventually(func() bool {
+				return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(app), &argov1alpha1.Application{}))
+			}).Should(BeTrue())
+			expectNoWork(ctx, client.ObjectKeyFromObject(app))
+		})
+
+		It("deletes the work of an Application deleted without a finalizer", func(ctx context.Context) {
+			c := newCluster(ctx, nil)
+			app := newApp("no-finalizer").cluster(c).create(ctx)
+			expectOnlyWork(ctx, app, c, workName(app))
+			Expect(k8s.Delete(ctx, getApp(ctx, app))).To(Succeed())
+			expectNoWork(ctx, client.ObjectKeyFromObject(app))
+		})
+
+		It("moves the work when the target cluster changes", func(ctx context.Context) {
+			c1, c2 := newCluster(ctx, nil), newCluster(ctx, nil)
+			app := newApp("retarget").cluster(c1).create(ctx)
+			expectOnlyWork(ctx, app, c1, workName(app))
+
+			got := getApp(ctx, app)
+			got.Annotations[propagation.AnnotationCluster] = c2
+			Expect(k8s.Update(ctx, got)).To(Succeed())
+			expectOnlyWork(ctx, app, c2, workName(app))
+			Consistently(func() []string { return workNames(ctx, client.ObjectKeyFromObject(app)) }).
+				Should(ConsistOf(c2 + "/" + workName(app)))
+		})
+
+		DescribeTable("deletes the work when the Application is no longer marked",
+			func(ctx context.Context, unmark func(*argov1alpha1.Application)) {
+				c := newCluster(ctx, nil)
+				app := newApp("unmarked-" + c).cluster(c).create(ctx)
+				expectOnlyWork(ctx, app, c, workName(app))
+				got := getApp(ctx, app)
+				unmark(got)
+				Expect(k8s.Update(ctx, got)).To(Succeed())
+				expectNoWork(ctx, client.ObjectKeyFromObject(app))
+			},
+			Entry("label removed", func(a *argov1alpha1.Application) { delete(a.Labels, propagation.LabelPull) }),
+			Entry("label false", func(a *argov1alpha1.Application) { a.Labels[propagation.LabelPull] = "false" }),
+		)
+
+		It("replaces the work of a recreated Application (new UID)", func(ctx context.Context) {
+			c := newCluster(ctx, nil)
+			old := newApp("recreated").cluster(c).create(ctx)
+			expectOnlyWork(ctx, old, c, workName(old))
+
+			Expect(k8s.Delete(ctx, getApp(ctx, old))).To(Succeed())
+			app := newApp("recreated").cluster(c).create(ctx)
+			Expect(app.UID).NotTo(Equal(old.UID))
+			expectOnlyWork(ctx, app, c, workName(app))
+		})
+
+		It("deletes a stray work left for the Application under another name", func(ctx context.Context) {
+			c := newCluster(ctx, nil)
+			app := newApp("stray").cluster(c).create(ctx)
+			want := expectOnlyWork(ctx, app, c, workName(app))
+			stray := want.DeepCopy()
+			stray.ObjectMeta = metav1.ObjectMeta{Name: "stray-00000", Namespace: c, Labels: want.Labels, Annotations: want.Annotations}
+			Expect(k8s.Create(ctx, stray)).To(Succeed())
+			expectOnlyWork(ctx, app, c, workName(app))
+		})
+
+		It("rebuilds its state from the API after a restart", func(ctx context.Context) {
+			c := newCluster(ctx, nil)
+			gone := newApp("restart-deleted").cluster(c).create(ctx)
+			unmarked := newApp("restart-unmarked").cluster(c).create(ctx)
+			moved := newApp("restart-moved").cluster(c).create(ctx)
+			kept := newApp("restart-kept").cluster(c).create(ctx)
+			for _, a := range []*argov1alpha1.Application{gone, unmarked, moved, kept} {
+				expectOnlyWork(ctx, a, c, workName(a))
+			}
+
+			stopMgr()
+			c2 := newCluster(ctx, nil)
+			Expect(k8s.Delete(ctx, getApp(ctx, gone))).To(Succeed())
+			got := getApp(ctx, unmarked)
+			got.Labels[propagation.LabelPull] = "false"
+			Expect(k8s.Update(ctx, got)).To(Succeed())
+			got = getApp(ctx, moved)
+			got.Annotations[propagation.AnnotationCluster] = c2
+			Expect(k8s.Update(ctx, got)).To(Succeed())
+			stopMgr = startManager()
+
+			expectNoWork(ctx, client.ObjectKeyFromObject(gone))
+			expectNoWork(ctx, client.ObjectKeyFromObject(unmarked))
+			expectOnlyWork(ctx, moved, c2, workName(moved))
+			expectOnlyWork(ctx, kept, c, workName(kept))
+		})
+	})
+
+	It("does not target the local cluster", func(ctx context.Context) {
+		c := newCluster(ctx, map[string]string{propagation.LabelLocalCluster: "true"})
+		app := newApp("local").cluster(c).create(ctx)
+		expectEvent(ctx, app, propagation.ReasonLocalCluster, "is the hub itself")
+		expectNoWork(ctx, client.ObjectKeyFromObject(app))
+	})
+
+	It("names the work of an over-long Application with a stable hash suffix", func(ctx context.Context) {
+		c := newCluster(ctx, nil)
+		app := newApp(strings.Repeat("a", 250)).cluster(c).create(ctx)
+		Eventually(func() []string { return workNames(ctx, client.ObjectKeyFromObject(app)) }).Should(HaveLen(1))
+		w := worksOf(ctx, client.ObjectKeyFromObject(app))[0]
+		Expect(w.Name).To(HaveLen(253))
+		Expect(w.Name).To(HavePrefix(strings.Repeat("a", 200)))
+		Expect(w.Name).To(Equal(propagation.WorkName(getApp(ctx, app))))
+	})
+
+	Describe("bad input: an Event on the Application, no ManifestWork, others unaffected", func() {
+		DescribeTable("rejects",
+			func(ctx context.Context, reason, text string, edit func(ctx context.Context, b *appBuilder, cluster string)) {
+				c := newCluster(ctx, nil)
+				good := newApp("good-" + c).cluster(c).create(ctx)
+				b := newApp("bad-" + c).cluster(c)
+				edit(ctx, b, c)
+				bad := b.create(ctx)
+				expectEvent(ctx, bad, reason, text)
+				expectNoWork(ctx, client.ObjectKeyFromObject(bad))
+				expectOnlyWork(ctx, good, c, workName(good))
+			},
+			Entry("missing cluster annotation", propagation.ReasonInvalidApplication, "is missing or empty",
+				func(_ context.Context, b *appBuilder, _ string) {
+					delete(b.app.Annotations, propagation.AnnotationCluster)
+				}),
+			Entry("empty cluster annotation", propagation.ReasonInvalidApplication, "is missing or empty",
+				func(_ context.Context, b *appBuilder, _ string) { b.cluster("") }),
+			Entry("a cluster that does not exist", propagation.ReasonClusterNotFound, "does not exist",
+				func(_ context.Context, b *appBuilder, _ string) { b.cluster("no-such-cluster") }),
+			Entry("a cluster being deleted", propagation.ReasonClusterDeleting, "is being deleted",
+				func(ctx context.Context, b *appBuilder, _ string) {
+					c := newCluster(ctx, nil)
+					mc := &clusterv1.ManagedCluster{}
+					Expect(k8s.Get(ctx, client.ObjectKey{Name: c}, mc)).To(Succeed())
+					mc.Finalizers = []string{"test.open-cluster-management.io/hold"}
+					Expect(k8s.Update(ctx, mc)).To(Succeed())
+					Expect(k8s.Delete(ctx, mc)).To(Succeed())
+					DeferCleanup(func(ctx context.Context) {
+						Expect(k8s.Get(ctx, client.ObjectKey{Name: c}, mc)).To(Succeed())
+						mc.Finalizers = nil
+						Expect(k8s.Update(ctx, mc)).To(Succeed())
+					})
+					b.cluster(c)
+				}),
+			Entry("a pull label that is not a boolean", propagation.ReasonInvalidPullLabel, "is not a boolean",
+				func(_ context.Context, b *appBuilder, _ string) { b.label(propagation.LabelPull, "yes") }),
+			Entry("a destination-server that is not https", propagation.ReasonInvalidApplication, "is not an https URL",
+				func(_ context.Context, b *appBuilder, _ string) {
+					b.annotation(propagation.AnnotationDestinationServer, "http://10.0.0.1:6443")
+				}),
+			Entry("both destination overrides", propagation.ReasonInvalidApplication, "keep only one",
+				func(_ context.Context, b *appBuilder, _ string) {
+					b.annotation(propagation.AnnotationDestinationServer, "https://10.0.0.1:6443").
+						annotation(propagation.AnnotationDestinationName, "in-cluster")
+				}),
+		)
+
+		It("deletes the work when a cluster starts being deleted", func(ctx context.Context) {
+			c := newCluster(ctx, nil)
+			app := newApp("cluster-goes").cluster(c).create(ctx)
+			expectOnlyWork(ctx, app, c, workName(app))
+			mc := &clusterv1.ManagedCluster{}
+			Expect(k8s.Get(ctx, client.ObjectKey{Name: c}, mc)).To(Succeed())
+			mc.Finalizers = []string{"test.open-cluster-management.io/hold"}
+			Expect(k8s.Update(ctx, mc)).To(Succeed())
+			Expect(k8s.Delete(ctx, mc)).To(Succeed())
+			DeferCleanup(func(ctx context.Context) {
+				Expect(k8s.Get(ctx, client.ObjectKey{Name: c}, mc)).To(Succeed())
+				mc.Finalizers = nil
+				Expect(k8s.Update(ctx, mc)).To(Succeed())
+			})
+			expectEvent(ctx, app, propagation.ReasonClusterDeleting, "is being deleted")
+			expectNoWork(ctx, client.ObjectKeyFromObject(app))
+		})
+
+		It("propagates once a missing cluster is registered", func(ctx context.Context) {
+			name := fmt.Sprintf("late%d", clusterSeq.Add(1))
+			app := newApp("late-cluster").cluster(name).create(ctx)
+			expectEvent(ctx, app, propagation.ReasonClusterNotFound, "does not exist")
+			ensureNamespace(ctx, name)
+			Expect(k8s.Create(ctx, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: name},
+				Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: true}})).To(Succeed())
+			expectOnlyWork(ctx, app, name, workName(app))
+		})
+	})
+})

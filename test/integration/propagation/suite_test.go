@@ -1,0 +1,88 @@
+package propagation_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	workv1 "open-cluster-management.io/api/work/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/propagation"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
+)
+
+var (
+	apiServer *framework.APIServer
+	scheme    *runtime.Scheme
+	k8s       client.Client
+	stopMgr   func()
+)
+
+func TestPropagation(t *testing.T) {
+	RegisterFailHandler(Fail)
+	SetDefaultEventuallyTimeout(30 * time.Second)
+	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
+	SetDefaultConsistentlyDuration(2 * time.Second)
+	RunSpecs(t, "Propagation on a real kube-apiserver")
+}
+
+var _ = BeforeSuite(func() {
+	ctrl.SetLogger(GinkgoLogr)
+	var err error
+	scheme, err = framework.Scheme()
+	Expect(err).NotTo(HaveOccurred())
+	apiServer, err = framework.StartAPIServer()
+	Expect(err).NotTo(HaveOccurred())
+	k8s, err = client.New(apiServer.Config, client.Options{Scheme: scheme})
+	Expect(err).NotTo(HaveOccurred())
+	stopMgr = startManager()
+})
+
+var _ = AfterSuite(func() {
+	if stopMgr != nil {
+		stopMgr()
+	}
+	Expect(apiServer.Stop()).To(Succeed())
+})
+
+// startManager runs the propagation controller on a manager configured like the
+// binary's (managed fields stripped, only pull-model ManifestWorks cached) and returns
+// a function that stops it and waits until it has.
+func startManager() func() {
+	GinkgoHelper()
+	mgr, err := ctrl.NewManager(apiServer.Config, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+		Cache: cache.Options{
+			DefaultTransform: cache.TransformStripManagedFields(),
+			ByObject: map[client.Object]cache.ByObject{
+				&workv1.ManifestWork{}: {Label: labels.SelectorFromSet(labels.Set{propagation.LabelPull: "true"})},
+			},
+		},
+	})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(propagation.NewReconciler(mgr).SetupWithManager(mgr)).To(Succeed())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer GinkgoRecover()
+		defer close(done)
+		Expect(mgr.Start(ctx)).To(Succeed())
+	}()
+	return func() {
+		cancel()
+		Eventually(done).Should(BeClosed())
+	}
+}
