@@ -1,0 +1,361 @@
+package appstatus
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	"github.com/argoproj/gitops-engine/pkg/health"
+	synccommon "github.com/argoproj/gitops-engine/pkg/sync/common"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	workv1 "open-cluster-management.io/api/work/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+)
+
+// application is a fixture builder for hub Applications.
+type application struct{ a *argov1alpha1.Application }
+
+func newApplication(name string) *application {
+	return &application{a: &argov1alpha1.Application{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: "argocd", UID: "7c0e3f5c-0b9a-4d5e-9b7e-1f2a3b4c5d6e",
+			Labels:      map[string]string{LabelPullToOCMManagedCluster: "true"},
+			Annotations: map[string]string{},
+		},
+	}}
+}
+
+func (b *application) cluster(c string) *application {
+	b.a.Annotations[AnnotationOCMManagedCluster] = c
+	return b
+}
+
+func (b *application) obj() *argov1alpha1.Application { return b.a.DeepCopy() }
+
+// work is a fixture builder for pull-model ManifestWorks.
+type work struct{ w *workv1.ManifestWork }
+
+func newWork(name, cluster, appName string) *work {
+	return &work{w: &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{
+		Name: name, Namespace: cluster,
+		Labels: map[string]string{LabelPullToOCMManagedCluster: "true"},
+		Annotations: map[string]string{
+			AnnotationHubApplicationNamespace: "argocd",
+			AnnotationHubApplicationName:      appName,
+		},
+	}}}
+}
+
+func (b *work) feedback(values ...workv1.FeedbackValue) *work {
+	b.w.Status.ResourceStatus.Manifests = []workv1.ManifestCondition{{
+		ResourceMeta:    workv1.ManifestResourceMeta{Group: "argoproj.io", Version: "v1alpha1", Kind: "Application", Resource: "applications", Name: b.w.Annotations[AnnotationHubApplicationName], Namespace: "argocd"},
+		StatusFeedbacks: workv1.StatusFeedbackResult{Values: values},
+	}}
+	return b
+}
+
+func (b *work) created(t time.Time) *work {
+	b.w.CreationTimestamp = metav1.NewTime(t)
+	return b
+}
+
+func (b *work) deleting() *work {
+	now := metav1.Now()
+	b.w.DeletionTimestamp = &now
+	b.w.Finalizers = []string{"cluster.open-cluster-management.io/manifest-work-cleanup"}
+	return b
+}
+
+func (b *work) obj() *workv1.ManifestWork { return b.w.DeepCopy() }
+
+func testScheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := argov1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := workv1.Install(s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func newFakeClient(t *testing.T, funcs interceptor.Funcs, objs ...client.Object) client.WithWatch {
+	t.Helper()
+	return fake.NewClientBuilder().
+		WithScheme(testScheme(t)).
+		WithIndex(&workv1.ManifestWork{}, hubApplicationIndex, indexHubApplication).
+		WithStatusSubresource(&workv1.ManifestWork{}).
+		WithObjects(objs...).
+		WithInterceptorFuncs(funcs).
+		Build()
+}
+
+func TestManifestWorkFor(t *testing.T) {
+	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	app := newApplication("guestbook").cluster("c1").obj()
+	tests := map[string]struct {
+		works []client.Object
+		want  string
+	}{
+		"none": {},
+		"the one pointing to the app": {
+			works: []client.Object{newWork("guestbook-7c0e3", "c1", "guestbook").obj(), newWork("other-12345", "c1", "other").obj()},
+			want:  "guestbook-7c0e3",
+		},
+		"other cluster namespaces do not count": {
+			works: []client.Object{newWork("guestbook-7c0e3", "c2", "guestbook").obj()},
+		},
+		"the current UID's wins over a newer one of a previous Application": {
+			works: []client.Object{
+				newWork("guestbook-7c0e3", "c1", "guestbook").created(t0).obj(),
+				newWork("guestbook-aaaaa", "c1", "guestbook").created(t0.Add(time.Hour)).obj(),
+			},
+			want: "guestbook-7c0e3",
+		},
+		"one not being deleted wins": {
+			works: []client.Object{
+				newWork("guestbook-aaaaa", "c1", "guestbook").created(t0.Add(time.Hour)).deleting().obj(),
+				newWork("guestbook-bbbbb", "c1", "guestbook").created(t0).obj(),
+			},
+			want: "guestbook-bbbbb",
+		},
+		"then the newest": {
+			works: []client.Object{
+				newWork("guestbook-aaaaa", "c1", "guestbook").created(t0).obj(),
+				newWork("guestbook-bbbbb", "c1", "guestbook").created(t0.Add(time.Hour)).obj(),
+			},
+			want: "guestbook-bbbbb",
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			c := newFakeClient(t, interceptor.Funcs{}, tc.works...)
+			r := NewReconciler(c, c)
+			got, err := r.manifestWorkFor(context.Background(), app, "c1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			gotName := ""
+			if got != nil {
+				gotName = got.Name
+			}
+			if gotName != tc.want {
+				t.Errorf("ManifestWork = %q, want %q", gotName, tc.want)
+			}
+		})
+	}
+}
+
+func TestReconcile(t *testing.T) {
+	feedback := []workv1.FeedbackValue{
+		str(FeedbackHealthStatus, "Healthy"),
+		str(FeedbackSyncStatus, "Synced"),
+		str(FeedbackSyncRevision, "8f3c2b1"),
+		str(FeedbackOperationStatePhase, "Succeeded"),
+		str(FeedbackOperationStateStartedAt, "2026-11-01T10:00:00Z"),
+	}
+	mirrored := func(app *argov1alpha1.Application) bool {
+		return app.Status.Health.Status == health.HealthStatusHealthy &&
+			app.Status.Sync.Status == argov1alpha1.SyncStatusCodeSynced &&
+			app.Status.Sync.Revision == "8f3c2b1" &&
+			app.Status.OperationState != nil &&
+			app.Status.OperationState.Phase == synccommon.OperationSucceeded &&
+			app.Status.OperationState.StartedAt.Equal(&started)
+	}
+	tests := map[string]struct {
+		app          *argov1alpha1.Application
+		works        []client.Object
+		wantMirrored bool
+		wantPatches  int
+	}{
+		"mirrors the feedback": {
+			app:          newApplication("guestbook").cluster("c1").obj(),
+			works:        []client.Object{newWork("guestbook-7c0e3", "c1", "guestbook").feedback(feedback...).obj()},
+			wantMirrored: true, wantPatches: 1,
+		},
+		"no write when already mirrored": {
+			app: func() *argov1alpha1.Application {
+				a := newApplication("guestbook").cluster("c1").obj()
+				fb, _ := FeedbackFromValues(feedback)
+				MergeFeedback(&a.Status, fb, now)
+				return a
+			}(),
+			works:        []client.Object{newWork("guestbook-7c0e3", "c1", "guestbook").feedback(feedback...).obj()},
+			wantMirrored: true,
+		},
+		"no ManifestWork yet": {
+			app: newApplication("guestbook").cluster("c1").obj(),
+		},
+		"ManifestWork without status yet": {
+			app:   newApplication("guestbook").cluster("c1").obj(),
+			works: []client.Object{newWork("guestbook-7c0e3", "c1", "guestbook").obj()},
+		},
+		"not a pulled Application": {
+			app: func() *argov1alpha1.Application {
+				a := newApplication("guestbook").cluster("c1").obj()
+				a.Labels[LabelPullToOCMManagedCluster] = "false"
+				return a
+			}(),
+			works: []client.Object{newWork("guestbook-7c0e3", "c1", "guestbook").feedback(feedback...).obj()},
+		},
+		"no target cluster": {
+			app:   newApplication("guestbook").obj(),
+			works: []client.Object{newWork("guestbook-7c0e3", "c1", "guestbook").feedback(feedback...).obj()},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			patches := 0
+			funcs := interceptor.Funcs{Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+				patches++
+				return c.Patch(ctx, obj, patch, opts...)
+			}}
+			c := newFakeClient(t, funcs, append(tc.works, tc.app)...)
+			r := NewReconciler(c, c)
+			r.now = func() metav1.Time { return now }
+			if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(tc.app)}); err != nil {
+				t.Fatal(err)
+			}
+			got := &argov1alpha1.Application{}
+			if err := c.Get(context.Background(), client.ObjectKeyFromObject(tc.app), got); err != nil {
+				t.Fatal(err)
+			}
+			if m := mirrored(got); m != tc.wantMirrored {
+				t.Errorf("mirrored = %v, want %v; status: %+v", m, tc.wantMirrored, got.Status)
+			}
+			if patches != tc.wantPatches {
+				t.Errorf("patches = %d, want %d", patches, tc.wantPatches)
+			}
+		})
+	}
+
+	t.Run("missing Application", func(t *testing.T) {
+		c := newFakeClient(t, interceptor.Funcs{})
+		if _, err := NewReconciler(c, c).Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "argocd", Name: "gone"}}); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// TestReconcileConflict: when someone else writes the Application between the read and the
+// write, the write conflicts; the status is recomputed on a fresh read, and the other
+// writer's change survives.
+func TestReconcileConflict(t *testing.T) {
+	app := newApplication("guestbook").cluster("c1").obj()
+	mw := newWork("guestbook-7c0e3", "c1", "guestbook").feedback(str(FeedbackHealthStatus, "Healthy")).obj()
+	patches := 0
+	funcs := interceptor.Funcs{Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+		patches++
+		if patches == 1 {
+			// Another writer gets there first.
+			other := &argov1alpha1.Application{}
+			if err := c.Get(ctx, client.ObjectKeyFromObject(obj), other); err != nil {
+				return err
+			}
+			other.Status.Resources = []argov1alpha1.ResourceStatus{{Kind: "Deployment", Name: "guestbook-ui"}}
+			if err := c.Update(ctx, other); err != nil {
+				return err
+			}
+		}
+		return c.Patch(ctx, obj, patch, opts...)
+	}}
+	c := newFakeClient(t, funcs, app, mw)
+	gets := 0
+	reader := interceptor.NewClient(c, interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+		gets++
+		return c.Get(ctx, key, obj, opts...)
+	}})
+	r := NewReconciler(c, reader)
+	if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(app)}); err != nil {
+		t.Fatal(err)
+	}
+	if patches != 2 || gets != 1 {
+		t.Errorf("patches = %d, fresh reads = %d; want 2 and 1", patches, gets)
+	}
+	got := &argov1alpha1.Application{}
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(app), got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.Health.Status != health.HealthStatusHealthy || len(got.Status.Resources) != 1 {
+		t.Errorf("status = %+v, want health Healthy and the other writer's resources", got.Status)
+	}
+}
+
+func TestFeedbackChangedPredicate(t *testing.T) {
+	base := newWork("guestbook-7c0e3", "c1", "guestbook").feedback(str(FeedbackHealthStatus, "Healthy")).obj()
+	touched := base.DeepCopy()
+	touched.Annotations["example.com/touched"] = "yes"
+	touched.Status.Conditions = []metav1.Condition{{Type: workv1.WorkApplied, Status: metav1.ConditionTrue}}
+	changed := newWork("guestbook-7c0e3", "c1", "guestbook").feedback(str(FeedbackHealthStatus, "Progressing")).obj()
+	otherManifest := base.DeepCopy()
+	otherManifest.Status.ResourceStatus.Manifests = append(otherManifest.Status.ResourceStatus.Manifests, workv1.ManifestCondition{
+		ResourceMeta:    workv1.ManifestResourceMeta{Kind: "ConfigMap", Resource: "configmaps", Name: "x"},
+		StatusFeedbacks: workv1.StatusFeedbackResult{Values: []workv1.FeedbackValue{str("data", "1")}},
+	})
+	retargeted := base.DeepCopy()
+	retargeted.Annotations[AnnotationHubApplicationName] = "other"
+
+	tests := map[string]struct {
+		old, new client.Object
+		want     bool
+	}{
+		"identical feedback, other changes":   {old: base, new: touched, want: false},
+		"feedback changed":                    {old: base, new: changed, want: true},
+		"another manifest's feedback changed": {old: base, new: otherManifest, want: false},
+		"hub annotations changed":             {old: base, new: retargeted, want: true},
+		"not ManifestWorks":                   {old: newApplication("a").obj(), new: newApplication("a").obj(), want: false},
+	}
+	p := feedbackChanged()
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := p.Update(event.UpdateEvent{ObjectOld: tc.old, ObjectNew: tc.new}); got != tc.want {
+				t.Errorf("Update = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestMapManifestWorkToApplication(t *testing.T) {
+	tests := map[string]struct {
+		mw   *workv1.ManifestWork
+		want []types.NamespacedName
+	}{
+		"pull-model ManifestWork": {
+			mw:   newWork("guestbook-7c0e3", "c1", "guestbook").obj(),
+			want: []types.NamespacedName{{Namespace: "argocd", Name: "guestbook"}},
+		},
+		"no pull label": {
+			mw: func() *workv1.ManifestWork {
+				w := newWork("guestbook-7c0e3", "c1", "guestbook").obj()
+				w.Labels = nil
+				return w
+			}(),
+		},
+		"no hub annotations": {
+			mw: func() *workv1.ManifestWork {
+				w := newWork("guestbook-7c0e3", "c1", "guestbook").obj()
+				w.Annotations = nil
+				return w
+			}(),
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			var got []types.NamespacedName
+			for _, req := range mapManifestWorkToApplication(context.Background(), tc.mw) {
+				got = append(got, req.NamespacedName)
+			}
+			if len(got) != len(tc.want) || (len(got) == 1 && got[0] != tc.want[0]) {
+				t.Errorf("requests = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
