@@ -8,6 +8,7 @@ import (
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
@@ -16,10 +17,14 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 	appsv1beta1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1beta1"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/endpoints"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/appstatus"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/gitopscluster"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/propagation"
 )
 
 // Options configure the manager.
@@ -104,7 +109,13 @@ func (o *Options) Run(ctx context.Context) error {
 	mopts.LeaderElectionNamespace = o.LeaderElectionNamespace
 	mopts.LeaderElectionReleaseOnCancel = true
 	// Managed fields are never read and are a large share of every cached object.
-	mopts.Cache = cache.Options{DefaultTransform: cache.TransformStripManagedFields()}
+	mopts.Cache = cache.Options{
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject: map[client.Object]cache.ByObject{
+			// Only the pull model's ManifestWorks, not every addon's and every user's.
+			&workv1.ManifestWork{}: {Label: labels.SelectorFromSet(labels.Set{propagation.LabelPull: "true"})},
+		},
+	}
 
 	mgr, err := ctrl.NewManager(cfg, mopts)
 	if err != nil {
@@ -141,4 +152,10 @@ type hubController struct {
 }
 
 // hubControllers are the controllers the manager runs, in start order.
-var hubControllers = []hubController{}
+var hubControllers = []hubController{
+	{name: gitopscluster.ControllerName, setup: gitopscluster.Setup},
+	{name: "propagation", setup: propagation.Setup},
+	{name: "application status", setup: func(mgr ctrl.Manager) error {
+		return appstatus.NewReconciler(mgr.GetClient(), mgr.GetAPIReader()).SetupWithManager(mgr)
+	}},
+}
