@@ -11,44 +11,27 @@ import (
 	"path/filepath"
 	"strings"
 
-	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
-	clusterv1 "open-cluster-management.io/api/cluster/v1"
-	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
-	workv1 "open-cluster-management.io/api/work/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
-	appsv1beta1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1beta1"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/manager"
 )
 
-// Scheme has every type the tests read or write: Kubernetes, ours, OCM's and Argo CD's.
+// Scheme has every type the tests read or write: the manager's own scheme, which holds
+// Kubernetes', ours, OCM's and Argo CD's types.
 func Scheme() (*runtime.Scheme, error) {
-	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{
-		clientgoscheme.AddToScheme,
-		appsv1alpha1.AddToScheme,
-		appsv1beta1.AddToScheme,
-		clusterv1.Install,
-		clusterv1beta1.Install,
-		workv1.Install,
-		addonv1alpha1.Install,
-		argov1alpha1.AddToScheme,
-	} {
-		if err := add(s); err != nil {
-			return nil, fmt.Errorf("building test scheme: %w", err)
-		}
-	}
-	return s, nil
+	return manager.Scheme()
 }
 
 // APIServer is one running kube-apiserver with its etcd.
 type APIServer struct {
 	Env    *envtest.Environment
 	Config *rest.Config
+	// Scheme has every type the tests use; Client is an uncached admin client with it.
+	Scheme *runtime.Scheme
+	Client client.Client
 }
 
 // StartAPIServer starts a kube-apiserver and etcd from KUBEBUILDER_ASSETS (or, when unset,
@@ -69,12 +52,20 @@ func StartAPIServer() (*APIServer, error) {
 			ErrorIfPathMissing: true,
 		},
 	}
+	scheme, err := Scheme()
+	if err != nil {
+		return nil, err
+	}
 	// The defaults bind etcd's and the API server's ports on 127.0.0.1 already.
 	cfg, err := env.Start()
 	if err != nil {
 		return nil, fmt.Errorf("starting kube-apiserver and etcd from %s: %w", assets, err)
 	}
-	return &APIServer{Env: env, Config: cfg}, nil
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("creating a client: %w", err), env.Stop())
+	}
+	return &APIServer{Env: env, Config: cfg, Scheme: scheme, Client: c}, nil
 }
 
 // Stop stops the API server and etcd.

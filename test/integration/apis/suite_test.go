@@ -24,12 +24,9 @@ func TestAPIs(t *testing.T) {
 
 var _ = BeforeSuite(func() {
 	var err error
-	scheme, err = framework.Scheme()
-	Expect(err).NotTo(HaveOccurred())
 	apiServer, err = framework.StartAPIServer()
 	Expect(err).NotTo(HaveOccurred())
-	k8s, err = client.New(apiServer.Config, client.Options{Scheme: scheme})
-	Expect(err).NotTo(HaveOccurred())
+	scheme, k8s = apiServer.Scheme, apiServer.Client
 })
 
 var _ = AfterSuite(func() {

@@ -43,12 +43,9 @@ var _ = BeforeSuite(func() {
 	ctrl.SetLogger(GinkgoLogr)
 
 	var err error
-	scheme, err = framework.Scheme()
-	Expect(err).NotTo(HaveOccurred())
 	apiServer, err = framework.StartAPIServer()
 	Expect(err).NotTo(HaveOccurred())
-	k8s, err = client.New(apiServer.Config, client.Options{Scheme: scheme})
-	Expect(err).NotTo(HaveOccurred())
+	scheme, k8s = apiServer.Scheme, apiServer.Client
 
 	// The manager talks to the API server through a transport that counts its writes to
 	// Applications, so tests can prove that unchanged feedback causes none.

@@ -35,12 +35,9 @@ var _ = BeforeSuite(func() {
 	ctrl.SetLogger(GinkgoLogr)
 
 	var err error
-	scheme, err = framework.Scheme()
-	Expect(err).NotTo(HaveOccurred())
 	apiServer, err = framework.StartAPIServer()
 	Expect(err).NotTo(HaveOccurred())
-	k8s, err = client.New(apiServer.Config, client.Options{Scheme: scheme})
-	Expect(err).NotTo(HaveOccurred())
+	scheme, k8s = apiServer.Scheme, apiServer.Client
 
 	// The controller runs in a real manager configured like the binary's.
 	mgr, err := ctrl.NewManager(apiServer.Config, ctrl.Options{

@@ -39,12 +39,9 @@ func TestPropagation(t *testing.T) {
 var _ = BeforeSuite(func() {
 	ctrl.SetLogger(GinkgoLogr)
 	var err error
-	scheme, err = framework.Scheme()
-	Expect(err).NotTo(HaveOccurred())
 	apiServer, err = framework.StartAPIServer()
 	Expect(err).NotTo(HaveOccurred())
-	k8s, err = client.New(apiServer.Config, client.Options{Scheme: scheme})
-	Expect(err).NotTo(HaveOccurred())
+	scheme, k8s = apiServer.Scheme, apiServer.Client
 	stopMgr = startManager()
 })
 
