@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
@@ -50,6 +51,9 @@ func StartAPIServer() (*APIServer, error) {
 		CRDInstallOptions: envtest.CRDInstallOptions{
 			Paths:              crds,
 			ErrorIfPathMissing: true,
+			// envtest waits 10 s for the CRDs to be served; several API servers starting
+			// at once on 2 busy cores can need longer.
+			MaxTime: 2 * time.Minute,
 		},
 	}
 	scheme, err := Scheme()

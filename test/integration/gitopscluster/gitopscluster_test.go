@@ -340,8 +340,11 @@ var _ = Describe("GitOpsCluster", func() {
 		c2Secret := getSecret(ctx, secretKey(argoNs, c2))(Default)
 		setDecisions(ctx, argoNs, "all", c1)
 		expectGone(ctx, c2Secret)
-		got := expectPhase(ctx, key, appsv1beta1.PhaseSuccessful, appsv1beta1.ReasonReady)
-		Expect(got.Status.Message).To(Equal(fmt.Sprintf("Added 1 managed clusters [%s] to Argo CD namespace %s", c1, argoNs)))
+		// The phase was already successful: wait for the status that follows the deletion.
+		Eventually(func(g Gomega) string {
+			return getGitOpsCluster(ctx, key)(g).Status.Message
+		}, timeout, interval).Should(Equal(fmt.Sprintf("Added 1 managed clusters [%s] to Argo CD namespace %s", c1, argoNs)))
+		expectPhase(ctx, key, appsv1beta1.PhaseSuccessful, appsv1beta1.ReasonReady)
 		Eventually(func(g Gomega) []string {
 			var names []string
 			for n := range ourSecrets(ctx, g, argoNs) {
