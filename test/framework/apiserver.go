@@ -63,7 +63,9 @@ func StartAPIServer() (*APIServer, error) {
 	// The defaults bind etcd's and the API server's ports on 127.0.0.1 already.
 	cfg, err := env.Start()
 	if err != nil {
-		return nil, fmt.Errorf("starting kube-apiserver and etcd from %s: %w", assets, err)
+		// Start can fail after the processes are up (CRDs not served in time); stop them
+		// so a failed suite leaves nothing running.
+		return nil, errors.Join(fmt.Errorf("starting kube-apiserver and etcd from %s: %w", assets, err), env.Stop())
 	}
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
