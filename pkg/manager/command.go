@@ -6,6 +6,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/labels"
@@ -113,7 +115,7 @@ func (o *Options) Run(ctx context.Context) error {
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
 			// Only the pull model's ManifestWorks, not every addon's and every user's.
-			&workv1.ManifestWork{}: {Label: labels.SelectorFromSet(labels.Set{propagation.LabelPull: "true"})},
+			&workv1.ManifestWork{}: {Label: labels.SelectorFromSet(labels.Set{apps.LabelPullToOCMManagedCluster: "true"})},
 		},
 	}
 

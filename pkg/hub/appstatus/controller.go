@@ -40,6 +40,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -56,18 +58,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-)
-
-// Wire contract strings (DESIGN §4).
-const (
-	// LabelPullToOCMManagedCluster marks hub Applications (and their ManifestWorks) of the pull model.
-	LabelPullToOCMManagedCluster = "apps.open-cluster-management.io/pull-to-ocm-managed-cluster"
-	// AnnotationOCMManagedCluster names the target cluster, which is also the ManifestWork namespace.
-	AnnotationOCMManagedCluster = "apps.open-cluster-management.io/ocm-managed-cluster"
-	// AnnotationHubApplicationNamespace on a ManifestWork names its hub Application's namespace.
-	AnnotationHubApplicationNamespace = "apps.open-cluster-management.io/hub-application-namespace"
-	// AnnotationHubApplicationName on a ManifestWork names its hub Application.
-	AnnotationHubApplicationName = "apps.open-cluster-management.io/hub-application-name"
 )
 
 // hubApplicationIndex indexes ManifestWorks by the "<namespace>/<name>" of the hub
@@ -133,7 +123,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !app.DeletionTimestamp.IsZero() || !hasPullLabel(app) {
 		return ctrl.Result{}, nil
 	}
-	cluster := app.Annotations[AnnotationOCMManagedCluster]
+	cluster := app.Annotations[apps.AnnotationOCMManagedCluster]
 	if cluster == "" {
 		log.V(4).Info("Application has no target cluster; nothing to mirror")
 		return ctrl.Result{}, nil
@@ -265,7 +255,7 @@ func hubApplicationKey(namespace, name string) string {
 // hubApplication is the hub Application a ManifestWork's annotations point to.
 func hubApplication(obj client.Object) (types.NamespacedName, bool) {
 	ann := obj.GetAnnotations()
-	key := types.NamespacedName{Namespace: ann[AnnotationHubApplicationNamespace], Name: ann[AnnotationHubApplicationName]}
+	key := types.NamespacedName{Namespace: ann[apps.AnnotationHubApplicationNamespace], Name: ann[apps.AnnotationHubApplicationName]}
 	return key, key.Namespace != "" && key.Name != ""
 }
 
@@ -286,7 +276,7 @@ func mapManifestWorkToApplication(_ context.Context, obj client.Object) []reconc
 }
 
 func hasPullLabel(obj client.Object) bool {
-	return obj.GetLabels()[LabelPullToOCMManagedCluster] == "true"
+	return obj.GetLabels()[apps.LabelPullToOCMManagedCluster] == "true"
 }
 
 // feedbackChanged lets a ManifestWork update through only when the Application manifest's

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"github.com/argoproj/gitops-engine/pkg/health"
 	synccommon "github.com/argoproj/gitops-engine/pkg/sync/common"
@@ -26,14 +28,14 @@ func newApplication(name string) *application {
 	return &application{a: &argov1alpha1.Application{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name, Namespace: "argocd", UID: "7c0e3f5c-0b9a-4d5e-9b7e-1f2a3b4c5d6e",
-			Labels:      map[string]string{LabelPullToOCMManagedCluster: "true"},
+			Labels:      map[string]string{apps.LabelPullToOCMManagedCluster: "true"},
 			Annotations: map[string]string{},
 		},
 	}}
 }
 
 func (b *application) cluster(c string) *application {
-	b.a.Annotations[AnnotationOCMManagedCluster] = c
+	b.a.Annotations[apps.AnnotationOCMManagedCluster] = c
 	return b
 }
 
@@ -45,17 +47,17 @@ type work struct{ w *workv1.ManifestWork }
 func newWork(name, cluster, appName string) *work {
 	return &work{w: &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{
 		Name: name, Namespace: cluster,
-		Labels: map[string]string{LabelPullToOCMManagedCluster: "true"},
+		Labels: map[string]string{apps.LabelPullToOCMManagedCluster: "true"},
 		Annotations: map[string]string{
-			AnnotationHubApplicationNamespace: "argocd",
-			AnnotationHubApplicationName:      appName,
+			apps.AnnotationHubApplicationNamespace: "argocd",
+			apps.AnnotationHubApplicationName:      appName,
 		},
 	}}}
 }
 
 func (b *work) feedback(values ...workv1.FeedbackValue) *work {
 	b.w.Status.ResourceStatus.Manifests = []workv1.ManifestCondition{{
-		ResourceMeta:    workv1.ManifestResourceMeta{Group: "argoproj.io", Version: "v1alpha1", Kind: "Application", Resource: "applications", Name: b.w.Annotations[AnnotationHubApplicationName], Namespace: "argocd"},
+		ResourceMeta:    workv1.ManifestResourceMeta{Group: "argoproj.io", Version: "v1alpha1", Kind: "Application", Resource: "applications", Name: b.w.Annotations[apps.AnnotationHubApplicationName], Namespace: "argocd"},
 		StatusFeedbacks: workv1.StatusFeedbackResult{Values: values},
 	}}
 	return b
@@ -201,7 +203,7 @@ func TestReconcile(t *testing.T) {
 		"not a pulled Application": {
 			app: func() *argov1alpha1.Application {
 				a := newApplication("guestbook").cluster("c1").obj()
-				a.Labels[LabelPullToOCMManagedCluster] = "false"
+				a.Labels[apps.LabelPullToOCMManagedCluster] = "false"
 				return a
 			}(),
 			works: []client.Object{newWork("guestbook-7c0e3", "c1", "guestbook").feedback(feedback...).obj()},
@@ -301,7 +303,7 @@ func TestFeedbackChangedPredicate(t *testing.T) {
 		StatusFeedbacks: workv1.StatusFeedbackResult{Values: []workv1.FeedbackValue{str("data", "1")}},
 	})
 	retargeted := base.DeepCopy()
-	retargeted.Annotations[AnnotationHubApplicationName] = "other"
+	retargeted.Annotations[apps.AnnotationHubApplicationName] = "other"
 
 	tests := map[string]struct {
 		old, new client.Object

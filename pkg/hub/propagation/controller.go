@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -97,7 +99,7 @@ func indexWorkByHubApp(obj client.Object) []string {
 }
 
 func indexAppByCluster(obj client.Object) []string {
-	if c := obj.GetAnnotations()[AnnotationCluster]; c != "" {
+	if c := obj.GetAnnotations()[apps.AnnotationOCMManagedCluster]; c != "" {
 		return []string{c}
 	}
 	return nil
@@ -105,7 +107,7 @@ func indexAppByCluster(obj client.Object) []string {
 
 // hubAppKey reads the hub Application a ManifestWork belongs to from its annotations.
 func hubAppKey(obj client.Object) (types.NamespacedName, bool) {
-	ns, name := obj.GetAnnotations()[AnnotationHubApplicationNamespace], obj.GetAnnotations()[AnnotationHubApplicationName]
+	ns, name := obj.GetAnnotations()[apps.AnnotationHubApplicationNamespace], obj.GetAnnotations()[apps.AnnotationHubApplicationName]
 	if ns == "" || name == "" {
 		return types.NamespacedName{}, false
 	}
@@ -139,7 +141,7 @@ func hasPullLabel() predicate.Predicate {
 		if obj == nil {
 			return false
 		}
-		_, ok := obj.GetLabels()[LabelPull]
+		_, ok := obj.GetLabels()[apps.LabelPullToOCMManagedCluster]
 		return ok
 	}
 	return predicate.Funcs{
@@ -272,17 +274,17 @@ func (r *Reconciler) targetable(ctx context.Context, app *argov1alpha1.Applicati
 			return false, fmt.Errorf("getting ManagedCluster %s: %w", name, err)
 		}
 		r.warn(ctx, app, ReasonClusterNotFound, fmt.Sprintf(
-			"ManagedCluster %q named by annotation %s does not exist: register the cluster or fix the annotation", name, AnnotationCluster))
+			"ManagedCluster %q named by annotation %s does not exist: register the cluster or fix the annotation", name, apps.AnnotationOCMManagedCluster))
 		return false, nil
 	}
 	if !cluster.DeletionTimestamp.IsZero() {
 		r.warn(ctx, app, ReasonClusterDeleting, fmt.Sprintf(
-			"ManagedCluster %q named by annotation %s is being deleted: target another cluster", name, AnnotationCluster))
+			"ManagedCluster %q named by annotation %s is being deleted: target another cluster", name, apps.AnnotationOCMManagedCluster))
 		return false, nil
 	}
 	if cluster.Labels[LabelLocalCluster] == "true" {
 		r.warn(ctx, app, ReasonLocalCluster, fmt.Sprintf(
-			"ManagedCluster %q is the hub itself (label %s=true) and is not a pull-model target: let the hub's Argo CD deploy it (remove label %s) or target another cluster", name, LabelLocalCluster, LabelPull))
+			"ManagedCluster %q is the hub itself (label %s=true) and is not a pull-model target: let the hub's Argo CD deploy it (remove label %s) or target another cluster", name, LabelLocalCluster, apps.LabelPullToOCMManagedCluster))
 		return false, nil
 	}
 	return true, nil

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
@@ -15,7 +17,7 @@ import (
 
 func TestHasPullLabel(t *testing.T) {
 	marked := newApplication("a").obj()
-	unmarked := newApplication("a").noLabel(LabelPull).obj()
+	unmarked := newApplication("a").noLabel(apps.LabelPullToOCMManagedCluster).obj()
 	p := hasPullLabel()
 	tests := map[string]struct {
 		got, want bool
@@ -28,7 +30,7 @@ func TestHasPullLabel(t *testing.T) {
 		"update label added":    {got: p.Update(event.UpdateEvent{ObjectOld: unmarked, ObjectNew: marked}), want: true},
 		"update never marked":   {got: p.Update(event.UpdateEvent{ObjectOld: unmarked, ObjectNew: unmarked})},
 		"update nil objects":    {got: p.Update(event.UpdateEvent{})},
-		"generic label 'false'": {got: p.Generic(event.GenericEvent{Object: newApplication("a").label(LabelPull, "false").obj()}), want: true},
+		"generic label 'false'": {got: p.Generic(event.GenericEvent{Object: newApplication("a").label(apps.LabelPullToOCMManagedCluster, "false").obj()}), want: true},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -81,10 +83,10 @@ func TestWorkToApp(t *testing.T) {
 		want []reconcile.Request
 	}{
 		"annotated": {
-			obj:  work(map[string]string{AnnotationHubApplicationNamespace: "argocd", AnnotationHubApplicationName: "a"}),
+			obj:  work(map[string]string{apps.AnnotationHubApplicationNamespace: "argocd", apps.AnnotationHubApplicationName: "a"}),
 			want: []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: "argocd", Name: "a"}}},
 		},
-		"no name":        {obj: work(map[string]string{AnnotationHubApplicationNamespace: "argocd"})},
+		"no name":        {obj: work(map[string]string{apps.AnnotationHubApplicationNamespace: "argocd"})},
 		"no annotations": {obj: work(nil)},
 	}
 	for name, tc := range tests {

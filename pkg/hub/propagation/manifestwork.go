@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+
 	argoapp "github.com/argoproj/argo-cd/v2/pkg/apis/application"
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -20,33 +22,8 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 )
 
-// Wire contract (DESIGN §4). Keep these strings exactly.
+// Argo CD strings the propagation needs besides the wire contract in pkg/apis/apps.
 const (
-	// LabelPull marks a hub Application for the pull model; its value must parse as a boolean.
-	LabelPull = "apps.open-cluster-management.io/pull-to-ocm-managed-cluster"
-	// LabelApplicationSet is set to "true" on ManifestWorks of Applications owned by an ApplicationSet.
-	LabelApplicationSet = "apps.open-cluster-management.io/application-set"
-
-	// AnnotationCluster names the target managed cluster (and the ManifestWork namespace).
-	AnnotationCluster = "apps.open-cluster-management.io/ocm-managed-cluster"
-	// AnnotationAppNamespace is the namespace of the Application on the managed cluster.
-	AnnotationAppNamespace = "apps.open-cluster-management.io/ocm-managed-cluster-app-namespace"
-	// AnnotationDestinationName overrides the payload's spec.destination.name.
-	AnnotationDestinationName = "apps.open-cluster-management.io/destination-name"
-	// AnnotationDestinationServer overrides the payload's spec.destination.server.
-	AnnotationDestinationServer = "apps.open-cluster-management.io/destination-server"
-	// AnnotationSkipReconcile makes the hub's Argo CD leave a marked Application alone.
-	AnnotationSkipReconcile = "argocd.argoproj.io/skip-reconcile"
-	// AnnotationRefresh asks Argo CD to refresh an Application; the spoke removes it once done.
-	AnnotationRefresh = "argocd.argoproj.io/refresh"
-
-	// AnnotationHubApplicationNamespace and AnnotationHubApplicationName name the hub
-	// Application on its ManifestWork and on the payload.
-	AnnotationHubApplicationNamespace = "apps.open-cluster-management.io/hub-application-namespace"
-	AnnotationHubApplicationName      = "apps.open-cluster-management.io/hub-application-name"
-	// AnnotationHostingApplicationSet is "<namespace>/<name>" of the owning ApplicationSet.
-	AnnotationHostingApplicationSet = "apps.open-cluster-management.io/hosting-applicationset"
-
 	// ResourcesFinalizer is Argo CD's cascading-delete finalizer.
 	ResourcesFinalizer = "resources-finalizer.argocd.argoproj.io"
 	// LabelLocalCluster marks the hub's own ManagedCluster, never a pull-model target.
@@ -74,40 +51,40 @@ const (
 
 var applicationGVK = argov1alpha1.SchemeGroupVersion.WithKind(argoapp.ApplicationKind)
 
-// Marked reports whether app asks to be pulled: its LabelPull label parses as true.
+// Marked reports whether app asks to be pulled: its apps.LabelPullToOCMManagedCluster label parses as true.
 // A missing label is not marked; a value that is not a boolean is an error.
 func Marked(app *argov1alpha1.Application) (bool, error) {
-	v, ok := app.GetLabels()[LabelPull]
+	v, ok := app.GetLabels()[apps.LabelPullToOCMManagedCluster]
 	if !ok {
 		return false, nil
 	}
 	b, err := strconv.ParseBool(v)
 	if err != nil {
-		return false, fmt.Errorf("label %s=%q is not a boolean: set it to \"true\" to pull the Application to a managed cluster, or remove it", LabelPull, v)
+		return false, fmt.Errorf("label %s=%q is not a boolean: set it to \"true\" to pull the Application to a managed cluster, or remove it", apps.LabelPullToOCMManagedCluster, v)
 	}
 	return b, nil
 }
 
 // ValidateClusterAnnotation requires a non-empty target cluster annotation.
 func ValidateClusterAnnotation(app *argov1alpha1.Application) error {
-	v := strings.TrimSpace(app.GetAnnotations()[AnnotationCluster])
+	v := strings.TrimSpace(app.GetAnnotations()[apps.AnnotationOCMManagedCluster])
 	if v == "" {
-		return fmt.Errorf("annotation %s is missing or empty: set it to the name of the ManagedCluster to deploy to", AnnotationCluster)
+		return fmt.Errorf("annotation %s is missing or empty: set it to the name of the ManagedCluster to deploy to", apps.AnnotationOCMManagedCluster)
 	}
 	if errs := validation.IsDNS1123Label(v); len(errs) > 0 {
-		return fmt.Errorf("annotation %s=%q is not a valid cluster name (%s): set it to the name of a ManagedCluster", AnnotationCluster, v, strings.Join(errs, "; "))
+		return fmt.Errorf("annotation %s=%q is not a valid cluster name (%s): set it to the name of a ManagedCluster", apps.AnnotationOCMManagedCluster, v, strings.Join(errs, "; "))
 	}
 	return nil
 }
 
 // ValidateAppNamespace requires the optional spoke namespace annotation, when set, to be a namespace name.
 func ValidateAppNamespace(app *argov1alpha1.Application) error {
-	v, ok := app.GetAnnotations()[AnnotationAppNamespace]
+	v, ok := app.GetAnnotations()[apps.AnnotationOCMManagedClusterAppNamespace]
 	if !ok {
 		return nil
 	}
 	if errs := validation.IsDNS1123Label(v); len(errs) > 0 {
-		return fmt.Errorf("annotation %s=%q is not a namespace name (%s): set it to the Argo CD namespace on the managed cluster, or remove it", AnnotationAppNamespace, v, strings.Join(errs, "; "))
+		return fmt.Errorf("annotation %s=%q is not a namespace name (%s): set it to the Argo CD namespace on the managed cluster, or remove it", apps.AnnotationOCMManagedClusterAppNamespace, v, strings.Join(errs, "; "))
 	}
 	return nil
 }
@@ -115,17 +92,17 @@ func ValidateAppNamespace(app *argov1alpha1.Application) error {
 // ValidateDestinationOverride requires at most one of the destination override
 // annotations, a non-empty name, and an https URL with a host as server.
 func ValidateDestinationOverride(app *argov1alpha1.Application) error {
-	name, hasName := app.GetAnnotations()[AnnotationDestinationName]
-	server, hasServer := app.GetAnnotations()[AnnotationDestinationServer]
+	name, hasName := app.GetAnnotations()[apps.AnnotationDestinationName]
+	server, hasServer := app.GetAnnotations()[apps.AnnotationDestinationServer]
 	switch {
 	case hasName && hasServer:
-		return fmt.Errorf("annotations %s and %s are both set: keep only one", AnnotationDestinationName, AnnotationDestinationServer)
+		return fmt.Errorf("annotations %s and %s are both set: keep only one", apps.AnnotationDestinationName, apps.AnnotationDestinationServer)
 	case hasName && strings.TrimSpace(name) == "":
-		return fmt.Errorf("annotation %s is empty: set it to an Argo CD cluster name on the managed cluster, or remove it", AnnotationDestinationName)
+		return fmt.Errorf("annotation %s is empty: set it to an Argo CD cluster name on the managed cluster, or remove it", apps.AnnotationDestinationName)
 	case hasServer:
 		u, err := url.Parse(server)
 		if err != nil || u.Scheme != "https" || u.Host == "" {
-			return fmt.Errorf("annotation %s=%q is not an https URL: set it to a URL like %s, or remove it", AnnotationDestinationServer, server, DefaultDestinationServer)
+			return fmt.Errorf("annotation %s=%q is not an https URL: set it to a URL like %s, or remove it", apps.AnnotationDestinationServer, server, DefaultDestinationServer)
 		}
 	}
 	return nil
@@ -142,7 +119,7 @@ func Validate(app *argov1alpha1.Application) error {
 
 // TargetCluster is the managed cluster app is pulled to.
 func TargetCluster(app *argov1alpha1.Application) string {
-	return strings.TrimSpace(app.GetAnnotations()[AnnotationCluster])
+	return strings.TrimSpace(app.GetAnnotations()[apps.AnnotationOCMManagedCluster])
 }
 
 // WorkName is the ManifestWork name of app: "<name>-<first 5 chars of UID>", truncated
@@ -175,11 +152,11 @@ func owningApplicationSet(app *argov1alpha1.Application) (string, bool) {
 // hubAnnotations are the annotations naming the hub Application, for the work and the payload.
 func hubAnnotations(app *argov1alpha1.Application) map[string]string {
 	a := map[string]string{
-		AnnotationHubApplicationNamespace: app.GetNamespace(),
-		AnnotationHubApplicationName:      app.GetName(),
+		apps.AnnotationHubApplicationNamespace: app.GetNamespace(),
+		apps.AnnotationHubApplicationName:      app.GetName(),
 	}
 	if appSet, ok := owningApplicationSet(app); ok {
-		a[AnnotationHostingApplicationSet] = app.GetNamespace() + "/" + appSet
+		a[apps.AnnotationHostingApplicationSet] = app.GetNamespace() + "/" + appSet
 	}
 	return a
 }
@@ -195,10 +172,10 @@ type Payload struct {
 
 // payloadStrippedLabels and payloadStrippedAnnotations are hub-only selection and configuration keys.
 var (
-	payloadStrippedLabels      = []string{LabelPull}
+	payloadStrippedLabels      = []string{apps.LabelPullToOCMManagedCluster}
 	payloadStrippedAnnotations = []string{
-		AnnotationCluster, AnnotationAppNamespace, AnnotationSkipReconcile,
-		AnnotationDestinationName, AnnotationDestinationServer,
+		apps.AnnotationOCMManagedCluster, apps.AnnotationOCMManagedClusterAppNamespace, apps.AnnotationSkipReconcile,
+		apps.AnnotationDestinationName, apps.AnnotationDestinationServer,
 	}
 )
 
@@ -217,7 +194,7 @@ func BuildPayload(app *argov1alpha1.Application) *Payload {
 		Spec:      *app.Spec.DeepCopy(),
 		Operation: app.Operation.DeepCopy(),
 	}
-	if ns := app.GetAnnotations()[AnnotationAppNamespace]; ns != "" {
+	if ns := app.GetAnnotations()[apps.AnnotationOCMManagedClusterAppNamespace]; ns != "" {
 		p.Namespace = ns
 	}
 	if p.Annotations == nil {
@@ -228,10 +205,10 @@ func BuildPayload(app *argov1alpha1.Application) *Payload {
 	}
 	p.Spec.Destination.Name = ""
 	p.Spec.Destination.Server = DefaultDestinationServer
-	if name, ok := app.GetAnnotations()[AnnotationDestinationName]; ok {
+	if name, ok := app.GetAnnotations()[apps.AnnotationDestinationName]; ok {
 		p.Spec.Destination.Name, p.Spec.Destination.Server = name, ""
 	}
-	if server, ok := app.GetAnnotations()[AnnotationDestinationServer]; ok {
+	if server, ok := app.GetAnnotations()[apps.AnnotationDestinationServer]; ok {
 		p.Spec.Destination.Name, p.Spec.Destination.Server = "", server
 	}
 	return p
@@ -245,9 +222,9 @@ func BuildManifestWork(app *argov1alpha1.Application) (*workv1.ManifestWork, err
 	if err != nil {
 		return nil, fmt.Errorf("encoding the payload of Application %s/%s: %w", app.GetNamespace(), app.GetName(), err)
 	}
-	labels := map[string]string{LabelPull: "true"}
+	labels := map[string]string{apps.LabelPullToOCMManagedCluster: "true"}
 	if _, ok := owningApplicationSet(app); ok {
-		labels[LabelApplicationSet] = "true"
+		labels[apps.LabelApplicationSet] = "true"
 	}
 	return &workv1.ManifestWork{
 		TypeMeta: metav1.TypeMeta{APIVersion: workv1.GroupVersion.String(), Kind: "ManifestWork"},

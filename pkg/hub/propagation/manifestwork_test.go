@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -22,8 +24,8 @@ func newApplication(name string) *appBuilder {
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name, Namespace: "argocd", UID: types.UID("7c0e3f5c-0b9a-4d5e-9b7e-1f2a3b4c5d6e"),
 			ResourceVersion: "42", Generation: 3,
-			Labels:      map[string]string{LabelPull: "true"},
-			Annotations: map[string]string{AnnotationSkipReconcile: "true"},
+			Labels:      map[string]string{apps.LabelPullToOCMManagedCluster: "true"},
+			Annotations: map[string]string{apps.AnnotationSkipReconcile: "true"},
 		},
 		Spec: argov1alpha1.ApplicationSpec{
 			Project: "default",
@@ -39,7 +41,9 @@ func newApplication(name string) *appBuilder {
 	}}
 }
 
-func (b *appBuilder) cluster(c string) *appBuilder { return b.annotation(AnnotationCluster, c) }
+func (b *appBuilder) cluster(c string) *appBuilder {
+	return b.annotation(apps.AnnotationOCMManagedCluster, c)
+}
 func (b *appBuilder) label(k, v string) *appBuilder {
 	b.app.Labels[k] = v
 	return b
@@ -82,11 +86,11 @@ func TestMarked(t *testing.T) {
 		wantErr bool
 	}{
 		"true":          {app: newApplication("a").obj(), want: true},
-		"True":          {app: newApplication("a").label(LabelPull, "True").obj(), want: true},
-		"false":         {app: newApplication("a").label(LabelPull, "false").obj()},
-		"no label":      {app: newApplication("a").noLabel(LabelPull).obj()},
-		"not a boolean": {app: newApplication("a").label(LabelPull, "yes").obj(), wantErr: true},
-		"empty":         {app: newApplication("a").label(LabelPull, "").obj(), wantErr: true},
+		"True":          {app: newApplication("a").label(apps.LabelPullToOCMManagedCluster, "True").obj(), want: true},
+		"false":         {app: newApplication("a").label(apps.LabelPullToOCMManagedCluster, "false").obj()},
+		"no label":      {app: newApplication("a").noLabel(apps.LabelPullToOCMManagedCluster).obj()},
+		"not a boolean": {app: newApplication("a").label(apps.LabelPullToOCMManagedCluster, "yes").obj(), wantErr: true},
+		"empty":         {app: newApplication("a").label(apps.LabelPullToOCMManagedCluster, "").obj(), wantErr: true},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -124,9 +128,9 @@ func TestValidateAppNamespace(t *testing.T) {
 		wantErr string
 	}{
 		"unset": {app: newApplication("a").obj()},
-		"set":   {app: newApplication("a").annotation(AnnotationAppNamespace, "openshift-gitops").obj()},
-		"empty": {app: newApplication("a").annotation(AnnotationAppNamespace, "").obj(), wantErr: "not a namespace name"},
-		"bad":   {app: newApplication("a").annotation(AnnotationAppNamespace, "Argo CD").obj(), wantErr: "not a namespace name"},
+		"set":   {app: newApplication("a").annotation(apps.AnnotationOCMManagedClusterAppNamespace, "openshift-gitops").obj()},
+		"empty": {app: newApplication("a").annotation(apps.AnnotationOCMManagedClusterAppNamespace, "").obj(), wantErr: "not a namespace name"},
+		"bad":   {app: newApplication("a").annotation(apps.AnnotationOCMManagedClusterAppNamespace, "Argo CD").obj(), wantErr: "not a namespace name"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) { checkErr(t, ValidateAppNamespace(tc.app), tc.wantErr) })
@@ -139,14 +143,14 @@ func TestValidateDestinationOverride(t *testing.T) {
 		wantErr string
 	}{
 		"none":         {app: newApplication("a").obj()},
-		"name":         {app: newApplication("a").annotation(AnnotationDestinationName, "in-cluster").obj()},
-		"server":       {app: newApplication("a").annotation(AnnotationDestinationServer, "https://10.0.0.1:6443").obj()},
-		"both":         {app: newApplication("a").annotation(AnnotationDestinationName, "x").annotation(AnnotationDestinationServer, "https://a").obj(), wantErr: "both set"},
-		"empty name":   {app: newApplication("a").annotation(AnnotationDestinationName, " ").obj(), wantErr: "is empty"},
-		"http server":  {app: newApplication("a").annotation(AnnotationDestinationServer, "http://a").obj(), wantErr: "not an https URL"},
-		"no host":      {app: newApplication("a").annotation(AnnotationDestinationServer, "https://").obj(), wantErr: "not an https URL"},
-		"not a URL":    {app: newApplication("a").annotation(AnnotationDestinationServer, "::").obj(), wantErr: "not an https URL"},
-		"empty server": {app: newApplication("a").annotation(AnnotationDestinationServer, "").obj(), wantErr: "not an https URL"},
+		"name":         {app: newApplication("a").annotation(apps.AnnotationDestinationName, "in-cluster").obj()},
+		"server":       {app: newApplication("a").annotation(apps.AnnotationDestinationServer, "https://10.0.0.1:6443").obj()},
+		"both":         {app: newApplication("a").annotation(apps.AnnotationDestinationName, "x").annotation(apps.AnnotationDestinationServer, "https://a").obj(), wantErr: "both set"},
+		"empty name":   {app: newApplication("a").annotation(apps.AnnotationDestinationName, " ").obj(), wantErr: "is empty"},
+		"http server":  {app: newApplication("a").annotation(apps.AnnotationDestinationServer, "http://a").obj(), wantErr: "not an https URL"},
+		"no host":      {app: newApplication("a").annotation(apps.AnnotationDestinationServer, "https://").obj(), wantErr: "not an https URL"},
+		"not a URL":    {app: newApplication("a").annotation(apps.AnnotationDestinationServer, "::").obj(), wantErr: "not an https URL"},
+		"empty server": {app: newApplication("a").annotation(apps.AnnotationDestinationServer, "").obj(), wantErr: "not an https URL"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) { checkErr(t, ValidateDestinationOverride(tc.app), tc.wantErr) })
@@ -154,9 +158,9 @@ func TestValidateDestinationOverride(t *testing.T) {
 }
 
 func TestValidateJoinsEveryRule(t *testing.T) {
-	app := newApplication("a").annotation(AnnotationDestinationServer, "http://x").annotation(AnnotationAppNamespace, "_").obj()
+	app := newApplication("a").annotation(apps.AnnotationDestinationServer, "http://x").annotation(apps.AnnotationOCMManagedClusterAppNamespace, "_").obj()
 	err := Validate(app)
-	for _, want := range []string{AnnotationCluster, AnnotationDestinationServer, AnnotationAppNamespace} {
+	for _, want := range []string{apps.AnnotationOCMManagedCluster, apps.AnnotationDestinationServer, apps.AnnotationOCMManagedClusterAppNamespace} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate() = %v, want it to mention %s", err, want)
 		}
@@ -234,8 +238,8 @@ func TestBuildManifestWorkGolden(t *testing.T) {
 	app := newApplication("cluster1-guestbook").cluster("cluster1").ownedBy("guestbook").
 		finalizer(ResourcesFinalizer).operation().
 		label("app.kubernetes.io/part-of", "guestbook").
-		annotation(AnnotationRefresh, "hard").
-		annotation(AnnotationAppNamespace, "openshift-gitops").obj()
+		annotation(apps.AnnotationRefresh, "hard").
+		annotation(apps.AnnotationOCMManagedClusterAppNamespace, "openshift-gitops").obj()
 	before := app.DeepCopy()
 
 	got, err := BuildManifestWork(app)
@@ -254,10 +258,10 @@ func TestBuildManifestWorkGolden(t *testing.T) {
 			"namespace": "openshift-gitops",
 			"labels":    map[string]any{"app.kubernetes.io/part-of": "guestbook"},
 			"annotations": map[string]any{
-				AnnotationRefresh:                 "hard",
-				AnnotationHubApplicationNamespace: "argocd",
-				AnnotationHubApplicationName:      "cluster1-guestbook",
-				AnnotationHostingApplicationSet:   "argocd/guestbook",
+				apps.AnnotationRefresh:                 "hard",
+				apps.AnnotationHubApplicationNamespace: "argocd",
+				apps.AnnotationHubApplicationName:      "cluster1-guestbook",
+				apps.AnnotationHostingApplicationSet:   "argocd/guestbook",
 			},
 			"finalizers": []any{ResourcesFinalizer},
 		},
@@ -341,7 +345,7 @@ func TestBuildPayload(t *testing.T) {
 			},
 		},
 		"destination-name override": {
-			app: newApplication("a").cluster("c1").annotation(AnnotationDestinationName, "in-cluster").obj(),
+			app: newApplication("a").cluster("c1").annotation(apps.AnnotationDestinationName, "in-cluster").obj(),
 			check: func(t *testing.T, p *Payload) {
 				want := argov1alpha1.ApplicationDestination{Name: "in-cluster", Namespace: "guestbook"}
 				if diff := cmp.Diff(want, p.Spec.Destination, ignoreUnexported); diff != "" {
@@ -350,7 +354,7 @@ func TestBuildPayload(t *testing.T) {
 			},
 		},
 		"destination-server override": {
-			app: newApplication("a").cluster("c1").annotation(AnnotationDestinationServer, "https://10.0.0.1:6443").obj(),
+			app: newApplication("a").cluster("c1").annotation(apps.AnnotationDestinationServer, "https://10.0.0.1:6443").obj(),
 			check: func(t *testing.T, p *Payload) {
 				want := argov1alpha1.ApplicationDestination{Server: "https://10.0.0.1:6443", Namespace: "guestbook"}
 				if diff := cmp.Diff(want, p.Spec.Destination, ignoreUnexported); diff != "" {
@@ -368,12 +372,12 @@ func TestBuildPayload(t *testing.T) {
 		},
 		"selection keys stripped, others kept, identity dropped": {
 			app: newApplication("a").cluster("c1").label("team", "x").annotation("note", "y").
-				annotation(AnnotationDestinationName, "in-cluster").annotation(AnnotationAppNamespace, "gitops").obj(),
+				annotation(apps.AnnotationDestinationName, "in-cluster").annotation(apps.AnnotationOCMManagedClusterAppNamespace, "gitops").obj(),
 			check: func(t *testing.T, p *Payload) {
 				if diff := cmp.Diff(map[string]string{"team": "x"}, p.Labels); diff != "" {
 					t.Error(diff)
 				}
-				want := map[string]string{"note": "y", AnnotationHubApplicationNamespace: "argocd", AnnotationHubApplicationName: "a"}
+				want := map[string]string{"note": "y", apps.AnnotationHubApplicationNamespace: "argocd", apps.AnnotationHubApplicationName: "a"}
 				if diff := cmp.Diff(want, p.Annotations); diff != "" {
 					t.Error(diff)
 				}
@@ -385,7 +389,7 @@ func TestBuildPayload(t *testing.T) {
 		"standalone: no hosting-applicationset": {
 			app: newApplication("a").cluster("c1").obj(),
 			check: func(t *testing.T, p *Payload) {
-				if _, ok := p.Annotations[AnnotationHostingApplicationSet]; ok {
+				if _, ok := p.Annotations[apps.AnnotationHostingApplicationSet]; ok {
 					t.Error("hosting-applicationset on a standalone Application")
 				}
 			},
@@ -407,10 +411,10 @@ func TestBuildManifestWorkStandalone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(map[string]string{LabelPull: "true"}, got.Labels); diff != "" {
+	if diff := cmp.Diff(map[string]string{apps.LabelPullToOCMManagedCluster: "true"}, got.Labels); diff != "" {
 		t.Error(diff)
 	}
-	if diff := cmp.Diff(map[string]string{AnnotationHubApplicationNamespace: "argocd", AnnotationHubApplicationName: "a"}, got.Annotations); diff != "" {
+	if diff := cmp.Diff(map[string]string{apps.AnnotationHubApplicationNamespace: "argocd", apps.AnnotationHubApplicationName: "a"}, got.Annotations); diff != "" {
 		t.Error(diff)
 	}
 	if _, ok := decodePayload(t, got)["status"]; ok {
@@ -452,7 +456,7 @@ func TestWorkUpToDate(t *testing.T) {
 		"re-encoded by the server": {existing: reencoded(desired.DeepCopy()), want: true},
 		"extra label from someone": {existing: withLabel(desired.DeepCopy(), "x", "y"), want: true},
 		"spec changed":             {existing: changed, want: false},
-		"label missing":            {existing: withoutLabel(desired.DeepCopy(), LabelPull), want: false},
+		"label missing":            {existing: withoutLabel(desired.DeepCopy(), apps.LabelPullToOCMManagedCluster), want: false},
 		"manifest configs differ":  {existing: withoutConfigs(desired.DeepCopy()), want: false},
 	}
 	for name, tc := range tests {

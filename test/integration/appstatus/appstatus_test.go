@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"github.com/argoproj/gitops-engine/pkg/health"
 	synccommon "github.com/argoproj/gitops-engine/pkg/sync/common"
@@ -49,7 +51,7 @@ func newApplication(name string) *application {
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        name,
 			Namespace:   argoNamespace,
-			Labels:      map[string]string{appstatus.LabelPullToOCMManagedCluster: "true"},
+			Labels:      map[string]string{apps.LabelPullToOCMManagedCluster: "true"},
 			Annotations: map[string]string{"argocd.argoproj.io/skip-reconcile": "true"},
 		},
 		Spec: argov1alpha1.ApplicationSpec{
@@ -61,7 +63,7 @@ func newApplication(name string) *application {
 }
 
 func (a *application) cluster(c string) *application {
-	a.app.Annotations[appstatus.AnnotationOCMManagedCluster] = c
+	a.app.Annotations[apps.AnnotationOCMManagedCluster] = c
 	return a
 }
 
@@ -89,8 +91,8 @@ func newManifestWork(app *argov1alpha1.Application, cluster string) *workv1.Mani
 		"metadata": map[string]any{
 			"name": app.Name, "namespace": argoNamespace,
 			"annotations": map[string]string{
-				appstatus.AnnotationHubApplicationNamespace: app.Namespace,
-				appstatus.AnnotationHubApplicationName:      app.Name,
+				apps.AnnotationHubApplicationNamespace: app.Namespace,
+				apps.AnnotationHubApplicationName:      app.Name,
 			},
 		},
 		"spec": app.Spec,
@@ -107,10 +109,10 @@ func newManifestWork(app *argov1alpha1.Application, cluster string) *workv1.Mani
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      fmt.Sprintf("%s-%s", app.Name, string(app.UID)[:5]),
 			Namespace: cluster,
-			Labels:    map[string]string{appstatus.LabelPullToOCMManagedCluster: "true"},
+			Labels:    map[string]string{apps.LabelPullToOCMManagedCluster: "true"},
 			Annotations: map[string]string{
-				appstatus.AnnotationHubApplicationNamespace: app.Namespace,
-				appstatus.AnnotationHubApplicationName:      app.Name,
+				apps.AnnotationHubApplicationNamespace: app.Namespace,
+				apps.AnnotationHubApplicationName:      app.Name,
 			},
 		},
 		Spec: workv1.ManifestWorkSpec{
@@ -169,7 +171,7 @@ func report(ctx context.Context, mw *workv1.ManifestWork, s spoke, note string) 
 			{
 				ResourceMeta: workv1.ManifestResourceMeta{
 					Ordinal: 0, Group: "argoproj.io", Version: "v1alpha1", Kind: "Application",
-					Resource: "applications", Name: mw.Annotations[appstatus.AnnotationHubApplicationName], Namespace: argoNamespace,
+					Resource: "applications", Name: mw.Annotations[apps.AnnotationHubApplicationName], Namespace: argoNamespace,
 				},
 				StatusFeedbacks: workv1.StatusFeedbackResult{Values: s.values()},
 				Conditions: []metav1.Condition{{
@@ -314,7 +316,7 @@ var _ = Describe("Application status from ManifestWork feedback", func() {
 
 		Eventually(func(g Gomega) {
 			cur := getApp(ctx, g, app)
-			cur.Annotations[appstatus.AnnotationOCMManagedCluster] = newClusterNs
+			cur.Annotations[apps.AnnotationOCMManagedCluster] = newClusterNs
 			g.Expect(k8s.Update(ctx, cur)).To(Succeed())
 		}).Should(Succeed())
 		moved := spoke{health: "Missing", sync: "OutOfSync", revision: "8f3c2b1", phase: "Running", startedAt: "2026-11-04T00:00:00Z"}
@@ -326,7 +328,7 @@ var _ = Describe("Application status from ManifestWork feedback", func() {
 		cluster := newCluster(ctx)
 		app := newApplication(cluster + "-unlabelled").cluster(cluster).create(ctx)
 		mw := newManifestWork(app, cluster)
-		delete(mw.Labels, appstatus.LabelPullToOCMManagedCluster)
+		delete(mw.Labels, apps.LabelPullToOCMManagedCluster)
 		Expect(k8s.Create(ctx, mw)).To(Succeed())
 
 		report(ctx, mw, synced, "")

@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	pullmodel "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/propagation"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
@@ -77,7 +78,7 @@ func BenchmarkBurst(b *testing.B) {
 		Cache: cache.Options{
 			DefaultTransform: cache.TransformStripManagedFields(),
 			ByObject: map[client.Object]cache.ByObject{
-				&workv1.ManifestWork{}: {Label: labels.SelectorFromSet(labels.Set{propagation.LabelPull: "true"})},
+				&workv1.ManifestWork{}: {Label: labels.SelectorFromSet(labels.Set{pullmodel.LabelPullToOCMManagedCluster: "true"})},
 			},
 		},
 	})
@@ -102,7 +103,7 @@ func BenchmarkBurst(b *testing.B) {
 		if !ok {
 			return
 		}
-		app := mw.Annotations[propagation.AnnotationHubApplicationName]
+		app := mw.Annotations[pullmodel.AnnotationHubApplicationName]
 		mu.Lock()
 		defer mu.Unlock()
 		if _, dup := seen[app]; !dup {
@@ -135,8 +136,8 @@ func BenchmarkBurst(b *testing.B) {
 	newBenchApp := func(name, cluster string) *argov1alpha1.Application {
 		return &argov1alpha1.Application{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: appNamespace,
-				Labels:      map[string]string{propagation.LabelPull: "true"},
-				Annotations: map[string]string{propagation.AnnotationCluster: cluster, propagation.AnnotationSkipReconcile: "true"}},
+				Labels:      map[string]string{pullmodel.LabelPullToOCMManagedCluster: "true"},
+				Annotations: map[string]string{pullmodel.AnnotationOCMManagedCluster: cluster, pullmodel.AnnotationSkipReconcile: "true"}},
 			Spec: argov1alpha1.ApplicationSpec{Project: "default",
 				Source:      &argov1alpha1.ApplicationSource{RepoURL: "https://github.com/argoproj/argocd-example-apps", Path: "guestbook"},
 				Destination: argov1alpha1.ApplicationDestination{Name: "placeholder", Namespace: "guestbook"}},

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"github.com/google/go-cmp/cmp"
 	. "github.com/onsi/ginkgo/v2"
@@ -57,8 +59,8 @@ func newApp(name string) *appBuilder {
 	return &appBuilder{app: &argov1alpha1.Application{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name, Namespace: appNamespace,
-			Labels:      map[string]string{propagation.LabelPull: "true"},
-			Annotations: map[string]string{propagation.AnnotationSkipReconcile: "true"},
+			Labels:      map[string]string{apps.LabelPullToOCMManagedCluster: "true"},
+			Annotations: map[string]string{apps.AnnotationSkipReconcile: "true"},
 		},
 		Spec: argov1alpha1.ApplicationSpec{
 			Project: "default",
@@ -70,7 +72,7 @@ func newApp(name string) *appBuilder {
 }
 
 func (b *appBuilder) cluster(c string) *appBuilder {
-	return b.annotation(propagation.AnnotationCluster, c)
+	return b.annotation(apps.AnnotationOCMManagedCluster, c)
 }
 
 func (b *appBuilder) annotation(k, v string) *appBuilder {
@@ -130,8 +132,8 @@ func worksOf(ctx context.Context, key types.NamespacedName) []workv1.ManifestWor
 	Expect(k8s.List(ctx, list)).To(Succeed())
 	var out []workv1.ManifestWork
 	for _, w := range list.Items {
-		if w.Annotations[propagation.AnnotationHubApplicationNamespace] == key.Namespace &&
-			w.Annotations[propagation.AnnotationHubApplicationName] == key.Name {
+		if w.Annotations[apps.AnnotationHubApplicationNamespace] == key.Namespace &&
+			w.Annotations[apps.AnnotationHubApplicationName] == key.Name {
 			out = append(out, w)
 		}
 	}
@@ -200,8 +202,8 @@ var _ = Describe("Propagation", func() {
 		b := newApp("golden-guestbook").cluster(c).
 			finalizer(propagation.ResourcesFinalizer).
 			label("app.kubernetes.io/part-of", "guestbook").
-			annotation(propagation.AnnotationRefresh, "hard").
-			annotation(propagation.AnnotationAppNamespace, "openshift-gitops")
+			annotation(apps.AnnotationRefresh, "hard").
+			annotation(apps.AnnotationOCMManagedClusterAppNamespace, "openshift-gitops")
 		b.app.OwnerReferences = []metav1.OwnerReference{{
 			APIVersion: "argoproj.io/v1alpha1", Kind: "ApplicationSet", Name: "guestbook",
 			UID: "0b0d3e8c-0000-4000-8000-000000000001"}}
@@ -354,7 +356,7 @@ var _ = Describe("Propagation", func() {
 			expectOnlyWork(ctx, app, c1, workName(app))
 
 			got := getApp(ctx, app)
-			got.Annotations[propagation.AnnotationCluster] = c2
+			got.Annotations[apps.AnnotationOCMManagedCluster] = c2
 			Expect(k8s.Update(ctx, got)).To(Succeed())
 			expectOnlyWork(ctx, app, c2, workName(app))
 			Consistently(func() []string { return workNames(ctx, client.ObjectKeyFromObject(app)) }).
@@ -371,8 +373,8 @@ var _ = Describe("Propagation", func() {
 				Expect(k8s.Update(ctx, got)).To(Succeed())
 				expectNoWork(ctx, client.ObjectKeyFromObject(app))
 			},
-			Entry("label removed", func(a *argov1alpha1.Application) { delete(a.Labels, propagation.LabelPull) }),
-			Entry("label false", func(a *argov1alpha1.Application) { a.Labels[propagation.LabelPull] = "false" }),
+			Entry("label removed", func(a *argov1alpha1.Application) { delete(a.Labels, apps.LabelPullToOCMManagedCluster) }),
+			Entry("label false", func(a *argov1alpha1.Application) { a.Labels[apps.LabelPullToOCMManagedCluster] = "false" }),
 		)
 
 		It("replaces the work of a recreated Application (new UID)", func(ctx context.Context) {
@@ -410,10 +412,10 @@ var _ = Describe("Propagation", func() {
 			c2 := newCluster(ctx, nil)
 			Expect(k8s.Delete(ctx, getApp(ctx, gone))).To(Succeed())
 			got := getApp(ctx, unmarked)
-			got.Labels[propagation.LabelPull] = "false"
+			got.Labels[apps.LabelPullToOCMManagedCluster] = "false"
 			Expect(k8s.Update(ctx, got)).To(Succeed())
 			got = getApp(ctx, moved)
-			got.Annotations[propagation.AnnotationCluster] = c2
+			got.Annotations[apps.AnnotationOCMManagedCluster] = c2
 			Expect(k8s.Update(ctx, got)).To(Succeed())
 			stopMgr = startManager()
 
@@ -455,7 +457,7 @@ var _ = Describe("Propagation", func() {
 			},
 			Entry("missing cluster annotation", propagation.ReasonInvalidApplication, "is missing or empty",
 				func(_ context.Context, b *appBuilder, _ string) {
-					delete(b.app.Annotations, propagation.AnnotationCluster)
+					delete(b.app.Annotations, apps.AnnotationOCMManagedCluster)
 				}),
 			Entry("empty cluster annotation", propagation.ReasonInvalidApplication, "is missing or empty",
 				func(_ context.Context, b *appBuilder, _ string) { b.cluster("") }),
@@ -477,15 +479,15 @@ var _ = Describe("Propagation", func() {
 					b.cluster(c)
 				}),
 			Entry("a pull label that is not a boolean", propagation.ReasonInvalidPullLabel, "is not a boolean",
-				func(_ context.Context, b *appBuilder, _ string) { b.label(propagation.LabelPull, "yes") }),
+				func(_ context.Context, b *appBuilder, _ string) { b.label(apps.LabelPullToOCMManagedCluster, "yes") }),
 			Entry("a destination-server that is not https", propagation.ReasonInvalidApplication, "is not an https URL",
 				func(_ context.Context, b *appBuilder, _ string) {
-					b.annotation(propagation.AnnotationDestinationServer, "http://10.0.0.1:6443")
+					b.annotation(apps.AnnotationDestinationServer, "http://10.0.0.1:6443")
 				}),
 			Entry("both destination overrides", propagation.ReasonInvalidApplication, "keep only one",
 				func(_ context.Context, b *appBuilder, _ string) {
-					b.annotation(propagation.AnnotationDestinationServer, "https://10.0.0.1:6443").
-						annotation(propagation.AnnotationDestinationName, "in-cluster")
+					b.annotation(apps.AnnotationDestinationServer, "https://10.0.0.1:6443").
+						annotation(apps.AnnotationDestinationName, "in-cluster")
 				}),
 		)
 

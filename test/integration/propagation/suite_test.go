@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/labels"
@@ -65,7 +67,7 @@ func startManager() func() {
 		Cache: cache.Options{
 			DefaultTransform: cache.TransformStripManagedFields(),
 			ByObject: map[client.Object]cache.ByObject{
-				&workv1.ManifestWork{}: {Label: labels.SelectorFromSet(labels.Set{propagation.LabelPull: "true"})},
+				&workv1.ManifestWork{}: {Label: labels.SelectorFromSet(labels.Set{apps.LabelPullToOCMManagedCluster: "true"})},
 			},
 		},
 	})

@@ -2,11 +2,13 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 )
 
-// LabelHostingApplicationSet marks a MulticlusterApplicationSetReport (and ManifestWorks)
-// with the ApplicationSet they belong to.
-const LabelHostingApplicationSet = "apps.open-cluster-management.io/hosting-applicationset"
+// LabelHostingApplicationSet marks a MulticlusterApplicationSetReport with the
+// ApplicationSet it belongs to; the same key annotates ManifestWorks.
+const LabelHostingApplicationSet = apps.AnnotationHostingApplicationSet
 
 // MulticlusterApplicationSetReport reports the status of an ApplicationSet's Applications on
 // every managed cluster they were pulled to: a summary of how many clusters are in each
