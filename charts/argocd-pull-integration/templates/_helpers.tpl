@@ -1,0 +1,26 @@
+{{/* Name of the manager's ServiceAccount, Deployment and RBAC objects. */}}
+{{- define "argocd-pull-integration.managerName" -}}
+{{- printf "%s-manager" .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "argocd-pull-integration.serviceAccountName" -}}
+{{- default (include "argocd-pull-integration.managerName" .) .Values.serviceAccount.name -}}
+{{- end -}}
+
+{{/* The image of manager and agent. */}}
+{{- define "argocd-pull-integration.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
+
+{{- define "argocd-pull-integration.labels" -}}
+app.kubernetes.io/name: argocd-pull-integration
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end -}}
+
+{{- define "argocd-pull-integration.selectorLabels" -}}
+app.kubernetes.io/name: argocd-pull-integration
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: manager
+{{- end -}}
