@@ -47,6 +47,7 @@ var _ = BeforeSuite(func() {
 		Cache:                  cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
 		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
 		NewClient:              newCountingClient,
+		Logger:                 recordingLogger(GinkgoLogr),
 	})
 	Expect(err).NotTo(HaveOccurred())
 	Expect(gitopscluster.Setup(mgr)).To(Succeed())

@@ -3,6 +3,7 @@ package propagation_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"strconv"
@@ -156,6 +157,7 @@ func BenchmarkBurst(b *testing.B) {
 		}
 	}
 
+	stopProfile := profileAPIServer(b, server.Config, os.Getenv("BENCH_APISERVER_CPUPROFILE"))
 	cpu0 := cpuSeconds()
 	created := make([]time.Time, apps)
 	b.ResetTimer()
@@ -171,6 +173,7 @@ func BenchmarkBurst(b *testing.B) {
 		b.Fatalf("not every Application got a ManifestWork within 10 minutes")
 	}
 	b.StopTimer()
+	stopProfile()
 
 	mu.Lock()
 	var last time.Time
@@ -204,6 +207,35 @@ func BenchmarkBurst(b *testing.B) {
 	b.ReportMetric(total.Seconds(), "s-total")
 	b.ReportMetric(lat[len(lat)/2].Seconds(), "s-p50")
 	b.ReportMetric(lat[len(lat)*99/100].Seconds(), "s-p99")
+}
+
+// profileAPIServer starts a CPU profile of the API server (its /debug/pprof, served to
+// the admin) and returns a function that waits for it and writes it to path; with an
+// empty path it does nothing. BENCH_APISERVER_PROFILE_SECONDS sets its length (30). `go tool pprof -top kube-apiserver path` reads it.
+func profileAPIServer(b *testing.B, cfg *rest.Config, path string) func() {
+	if path == "" {
+		return func() {}
+	}
+	hc, err := rest.HTTPClientFor(cfg)
+	must(b, err)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		resp, err := hc.Get(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", strings.TrimSuffix(cfg.Host, "/"), envInt("BENCH_APISERVER_PROFILE_SECONDS", 30)))
+		if err != nil {
+			b.Logf("profiling the API server: %v", err)
+			return
+		}
+		defer resp.Body.Close()
+		data, err := io.ReadAll(resp.Body)
+		if err == nil {
+			err = os.WriteFile(path, data, 0o644)
+		}
+		if err != nil {
+			b.Logf("writing the API server profile: %v", err)
+		}
+	}()
+	return func() { <-done }
 }
 
 func must(b *testing.B, err error) {
