@@ -24,3 +24,8 @@ app.kubernetes.io/name: argocd-pull-integration
 app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/component: manager
 {{- end -}}
+
+{{/* Manager arguments that configure the addon manager; the addon templates fill them in. */}}
+{{- define "argocd-pull-integration.addonManagerArgs" -}}
+- --agent-image={{ include "argocd-pull-integration.image" . }}
+{{- end -}}

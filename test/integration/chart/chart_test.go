@@ -1,0 +1,163 @@
+package chart_test
+
+import (
+	"context"
+	"time"
+
+	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	workv1 "open-cluster-management.io/api/work/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+	appsv1beta1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1beta1"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/appstatus"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/manager"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
+)
+
+const (
+	timeout  = 30 * time.Second
+	interval = 100 * time.Millisecond
+)
+
+func createCluster(ctx context.Context, name string) {
+	GinkgoHelper()
+	Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})).To(Succeed())
+	Expect(k8s.Create(ctx, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: true}})).To(Succeed())
+}
+
+func renderedDeployment() *appsv1.Deployment {
+	GinkgoHelper()
+	for _, o := range rendered {
+		if o.GetKind() == "Deployment" {
+			d := &appsv1.Deployment{}
+			Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, d)).To(Succeed())
+			return d
+		}
+	}
+	Fail("the chart renders no Deployment")
+	return nil
+}
+
+var _ = Describe("The hub chart", func() {
+	It("starts the manager with flags the binary accepts, as the chart's ServiceAccount", func() {
+		d := renderedDeployment()
+		Expect(d.Namespace).To(Equal(framework.ChartNamespace))
+		Expect(d.Spec.Template.Spec.ServiceAccountName).To(Equal(framework.ChartName + "-manager"))
+		c := d.Spec.Template.Spec.Containers[0]
+		Expect(c.Args[0]).To(Equal("manager"))
+		cmd := manager.NewCommand()
+		Expect(cmd.ParseFlags(c.Args[1:])).To(Succeed(), "args: %v", c.Args)
+		Expect(cmd.Flags().Lookup("agent-image").Value.String()).To(Equal(c.Image),
+			"the agent runs the manager's image")
+		Expect(cmd.Flags().Lookup("leader-elect").Value.String()).To(Equal("true"))
+		Expect(c.LivenessProbe.HTTPGet.Path).To(Equal("/healthz"))
+		Expect(c.ReadinessProbe.HTTPGet.Path).To(Equal("/readyz"))
+		Expect(cmd.Flags().Lookup("health-probe-bind-address").Value.String()).To(Equal(":8081"))
+	})
+
+	It("lets the manager take the leader Lease in its namespace", func(ctx context.Context) {
+		Eventually(func(g Gomega) string {
+			lease := &coordinationv1.Lease{}
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: framework.ChartNamespace, Name: "argocd-pull-addon-manager"}, lease)).To(Succeed())
+			return ptr.Deref(lease.Spec.HolderIdentity, "")
+		}, timeout, interval).ShouldNot(BeEmpty())
+	})
+
+	It("lets the manager propagate an Application, mirror its status and release its finalizer", func(ctx context.Context) {
+		createCluster(ctx, "chart-c1")
+		app := &argov1alpha1.Application{
+			ObjectMeta: metav1.ObjectMeta{
+				Name: "guestbook", Namespace: framework.ChartNamespace,
+				Labels: map[string]string{apps.LabelPullToOCMManagedCluster: "true"},
+				Annotations: map[string]string{
+					apps.AnnotationOCMManagedCluster: "chart-c1",
+					apps.AnnotationSkipReconcile:     "true",
+				},
+				Finalizers: []string{"resources-finalizer.argocd.argoproj.io"},
+			},
+			Spec: argov1alpha1.ApplicationSpec{
+				Project:     "default",
+				Source:      &argov1alpha1.ApplicationSource{RepoURL: "https://example.com/repo.git", Path: "guestbook"},
+				Destination: argov1alpha1.ApplicationDestination{Name: "chart-c1", Namespace: "guestbook"},
+			},
+		}
+		Expect(k8s.Create(ctx, app)).To(Succeed())
+
+		var mw workv1.ManifestWork
+		Eventually(func(g Gomega) {
+			var list workv1.ManifestWorkList
+			g.Expect(k8s.List(ctx, &list, client.InNamespace("chart-c1"))).To(Succeed())
+			g.Expect(list.Items).To(HaveLen(1))
+			mw = list.Items[0]
+		}, timeout, interval).Should(Succeed())
+
+		By("mirroring the work agent's feedback onto the hub Application")
+		Eventually(func(g Gomega) {
+			cur := &workv1.ManifestWork{}
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(&mw), cur)).To(Succeed())
+			cur.Status.ResourceStatus.Manifests = []workv1.ManifestCondition{{
+				ResourceMeta: workv1.ManifestResourceMeta{Group: "argoproj.io", Version: "v1alpha1", Kind: "Application",
+					Resource: "applications", Name: app.Name, Namespace: framework.ChartNamespace},
+				StatusFeedbacks: workv1.StatusFeedbackResult{Values: []workv1.FeedbackValue{
+					{Name: appstatus.FeedbackHealthStatus, Value: workv1.FieldValue{Type: workv1.String, String: ptr.To("Healthy")}},
+					{Name: appstatus.FeedbackSyncStatus, Value: workv1.FieldValue{Type: workv1.String, String: ptr.To("Synced")}},
+				}},
+				Conditions: []metav1.Condition{},
+			}}
+			g.Expect(k8s.Status().Update(ctx, cur)).To(Succeed())
+		}, timeout, interval).Should(Succeed())
+		Eventually(func(g Gomega) {
+			cur := &argov1alpha1.Application{}
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(app), cur)).To(Succeed())
+			g.Expect(string(cur.Status.Health.Status)).To(Equal("Healthy"))
+			g.Expect(string(cur.Status.Sync.Status)).To(Equal("Synced"))
+		}, timeout, interval).Should(Succeed())
+
+		By("deleting the ManifestWork and then releasing the resources finalizer")
+		Expect(k8s.Delete(ctx, app)).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(app), &argov1alpha1.Application{}))
+		}, timeout, interval).Should(BeTrue())
+		Expect(apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(&mw), &workv1.ManifestWork{}))).To(BeTrue())
+	})
+
+	It("lets the manager register a GitOpsCluster's clusters with Argo CD", func(ctx context.Context) {
+		createCluster(ctx, "chart-c2")
+		ns := framework.ChartNamespace
+		Expect(k8s.Create(ctx, &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "all"}})).To(Succeed())
+		pd := &clusterv1beta1.PlacementDecision{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "all-decision-1",
+			Labels: map[string]string{clusterv1beta1.PlacementLabel: "all"}}}
+		Expect(k8s.Create(ctx, pd)).To(Succeed())
+		pd.Status.Decisions = []clusterv1beta1.ClusterDecision{{ClusterName: "chart-c2"}}
+		Expect(k8s.Status().Update(ctx, pd)).To(Succeed())
+		gc := &appsv1beta1.GitOpsCluster{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "gitops"},
+			Spec: appsv1beta1.GitOpsClusterSpec{
+				ArgoServer:                appsv1beta1.ArgoServerSpec{ArgoNamespace: ns},
+				PlacementRef:              &corev1.ObjectReference{Kind: "Placement", APIVersion: "cluster.open-cluster-management.io/v1beta1", Name: "all"},
+				CreateBlankClusterSecrets: ptr.To(true),
+			},
+		}
+		Expect(k8s.Create(ctx, gc)).To(Succeed())
+		Eventually(func(g Gomega) string {
+			cur := &appsv1beta1.GitOpsCluster{}
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(gc), cur)).To(Succeed())
+			return cur.Status.Phase
+		}, timeout, interval).Should(Equal(appsv1beta1.PhaseSuccessful))
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "chart-c2-cluster-secret"}, &corev1.Secret{})).To(Succeed())
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ocm-placement-generator"}, &corev1.ConfigMap{})).To(Succeed())
+	})
+})

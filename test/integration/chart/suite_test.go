@@ -1,0 +1,91 @@
+package chart_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/manager"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
+)
+
+var (
+	apiServer *framework.APIServer
+	k8s       client.Client
+	rendered  []*unstructured.Unstructured
+	stopMgr   context.CancelFunc
+	mgrDone   chan error
+)
+
+func TestChart(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "The hub chart, installed on a real kube-apiserver, runs the manager")
+}
+
+// serviceAccountUser is who the manager is when it runs with the chart's ServiceAccount.
+var serviceAccountUser = "system:serviceaccount:" + framework.ChartNamespace + ":" + framework.ChartName + "-manager"
+
+var _ = BeforeSuite(func(ctx context.Context) {
+	ctrl.SetLogger(GinkgoLogr)
+	var err error
+	apiServer, err = framework.StartAPIServer()
+	Expect(err).NotTo(HaveOccurred())
+	k8s = apiServer.Client
+
+	By("installing the chart's templates as `helm install` renders them")
+	Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: framework.ChartNamespace}})).To(Succeed())
+	rendered, err = framework.RenderChart(framework.ChartNamespace, nil)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(framework.CreateObjects(ctx, k8s, rendered)).To(Succeed())
+
+	By("running the manager's own Run with the ServiceAccount's identity and the chart's RBAC")
+	kubeconfig := writeImpersonatingKubeconfig(serviceAccountUser,
+		"system:serviceaccounts", "system:serviceaccounts:"+framework.ChartNamespace, "system:authenticated")
+	o := manager.NewOptions()
+	o.Endpoints.Kubeconfig = kubeconfig
+	o.Endpoints.MetricsAddr, o.Endpoints.ProbeAddr = "0", "0"
+	o.LeaderElect, o.LeaderElectionNamespace = true, framework.ChartNamespace
+	mctx, cancel := context.WithCancel(context.Background())
+	stopMgr = cancel
+	mgrDone = make(chan error, 1)
+	go func() {
+		defer GinkgoRecover()
+		mgrDone <- o.Run(mctx)
+	}()
+})
+
+var _ = AfterSuite(func() {
+	if stopMgr != nil {
+		stopMgr()
+		Eventually(mgrDone, "30s").Should(Receive(BeNil()))
+	}
+	Expect(apiServer.Stop()).To(Succeed())
+})
+
+// writeImpersonatingKubeconfig writes a kubeconfig for the test API server that acts as
+// user with groups: the admin credentials, impersonating, so RBAC decides as for user.
+func writeImpersonatingKubeconfig(user string, groups ...string) string {
+	GinkgoHelper()
+	cfg := apiServer.Config
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["hub"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
+	kc.AuthInfos["sa"] = &clientcmdapi.AuthInfo{
+		ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken,
+		Impersonate: user, ImpersonateGroups: groups,
+	}
+	kc.Contexts["sa"] = &clientcmdapi.Context{Cluster: "hub", AuthInfo: "sa"}
+	kc.CurrentContext = "sa"
+	path := filepath.Join(GinkgoT().TempDir(), "kubeconfig")
+	Expect(clientcmd.WriteToFile(*kc, path)).To(Succeed())
+	return path
+}
