@@ -31,13 +31,16 @@ import (
 
 	pullmodel "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/propagation"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/manager"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
 
 // BenchmarkBurst creates BENCH_APPS (5,000) marked Applications over BENCH_CLUSTERS (500)
-// clusters (BENCH_WORKERS: the controller's concurrent reconciles) in one burst on a real API server and prints the time until every
+// clusters in one burst on a real API server and prints the time until every
 // ManifestWork exists, with per-Application p50/p99. It prints figures and asserts
-// nothing about time. Run it alone:
+// nothing about time. BENCH_WORKERS overrides the controller's concurrent reconciles,
+// BENCH_QPS/BENCH_BURST the manager's client limits, BENCH_APISERVER_CPUPROFILE=<file>
+// profiles the API server during the burst. Run it alone:
 //
 //	KUBEBUILDER_ASSETS=$PWD/bin/envtest go test ./test/integration/propagation/ -run '^$' -bench Burst -benchtime 1x
 //
@@ -69,8 +72,11 @@ func BenchmarkBurst(b *testing.B) {
 			Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: true}})
 	})
 
+	// The manager's client limits are the binary's defaults (--kube-api-qps/--kube-api-burst),
+	// unless BENCH_QPS and BENCH_BURST say otherwise.
 	mgrCfg := rest.CopyConfig(server.Config)
-	mgrCfg.QPS, mgrCfg.Burst = 1000, 2000
+	defaults := manager.NewOptions().Endpoints
+	mgrCfg.QPS, mgrCfg.Burst = float32(envInt("BENCH_QPS", int(defaults.QPS))), envInt("BENCH_BURST", defaults.Burst)
 	mgr, err := ctrl.NewManager(mgrCfg, ctrl.Options{
 		Scheme:                 s,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
@@ -194,7 +200,8 @@ func BenchmarkBurst(b *testing.B) {
 	mu.Unlock()
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	total := last.Sub(start)
-	fmt.Printf("propagation burst: %d Applications over %d clusters, %d workers\n", apps, clusters, r.MaxConcurrentReconciles)
+	fmt.Printf("propagation burst: %d Applications over %d clusters, %d workers, client %.0f QPS / %d burst\n",
+		apps, clusters, r.MaxConcurrentReconciles, mgrCfg.QPS, mgrCfg.Burst)
 	fmt.Printf("  creating the Applications: %v\n", burst.Round(time.Millisecond))
 	fmt.Printf("  until every ManifestWork exists: %v (%.0f Applications/s)\n", total.Round(time.Millisecond), float64(apps)/total.Seconds())
 	fmt.Printf("  per Application, create to ManifestWork: p50 %v, p99 %v, max %v\n",
