@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/addon"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 	appsv1beta1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1beta1"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/endpoints"
@@ -32,6 +33,8 @@ import (
 // Options configure the manager.
 type Options struct {
 	Endpoints *endpoints.Options
+	// Addon holds the defaults of the argocd-pull agent the addon manager installs.
+	Addon *addon.Options
 
 	// LeaderElect makes only one of several replicas run the controllers.
 	LeaderElect bool
@@ -42,7 +45,7 @@ type Options struct {
 
 // NewOptions returns the manager's defaults.
 func NewOptions() *Options {
-	return &Options{Endpoints: endpoints.NewOptions(8080, 8081)}
+	return &Options{Endpoints: endpoints.NewOptions(8080, 8081), Addon: addon.NewOptions()}
 }
 
 // NewCommand returns the `manager` subcommand.
@@ -71,6 +74,7 @@ func (o *Options) AddFlags(cmd *cobra.Command) {
 	o.Endpoints.AddFlags(fs, "Kubeconfig of the OCM hub cluster.")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "Elect a leader so that only one replica runs the controllers.")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace, "Namespace of the leader election Lease; empty: the manager's own namespace.")
+	o.Addon.AddFlags(fs)
 }
 
 // Scheme holds every type the manager reads or writes.
@@ -126,7 +130,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if err := endpoints.AddChecks(mgr); err != nil {
 		return err
 	}
-	if err := SetupControllers(mgr); err != nil {
+	if err := o.Setup(mgr); err != nil {
 		return err
 	}
 	log.Info("Starting manager", "apiServer", cfg.Host, "metrics", o.Endpoints.MetricsAddr, "probes", o.Endpoints.ProbeAddr)
@@ -134,6 +138,18 @@ func (o *Options) Run(ctx context.Context) error {
 		return fmt.Errorf("running manager: %w", err)
 	}
 	log.Info("Manager stopped")
+	return nil
+}
+
+// Setup registers with mgr everything the manager runs: the hub controllers and the
+// argocd-pull addon manager (which runs in the elected leader only).
+func (o *Options) Setup(mgr ctrl.Manager) error {
+	if err := SetupControllers(mgr); err != nil {
+		return err
+	}
+	if err := addon.Setup(mgr, o.Addon); err != nil {
+		return fmt.Errorf("setting up the addon manager: %w", err)
+	}
 	return nil
 }
 

@@ -25,7 +25,8 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/component: manager
 {{- end -}}
 
-{{/* Manager arguments that configure the addon manager; the addon templates fill them in. */}}
+{{/* Manager arguments that configure the agent the addon manager installs: the same image. */}}
 {{- define "argocd-pull-integration.addonManagerArgs" -}}
 - --agent-image={{ include "argocd-pull-integration.image" . }}
+- --agent-image-pull-policy={{ .Values.image.pullPolicy }}
 {{- end -}}

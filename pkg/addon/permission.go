@@ -1,0 +1,114 @@
+package addon
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+	"open-cluster-management.io/addon-framework/pkg/agent"
+	"open-cluster-management.io/addon-framework/pkg/utils"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
+)
+
+// AgentHubRoleName names the Role and RoleBinding that grant an agent its hub permissions
+// in its cluster's namespace.
+const AgentHubRoleName = "open-cluster-management:argocd-pull:agent"
+
+// permissionTimeout bounds the API calls of one permission sync; the framework's
+// PermissionConfigFunc carries no context.
+const permissionTimeout = 30 * time.Second
+
+// agentHubPermission grants each cluster's agent, on the hub, what it needs in that
+// cluster's namespace and nothing elsewhere: the Role is bound only to the group of that
+// cluster's addon agent (system:open-cluster-management:cluster:<cluster>:addon:argocd-pull),
+// never to the addon-wide group every cluster's agent is in, so cluster A's agent can never
+// write cluster B's reports. Both objects are owned by the ManagedClusterAddOn and go with it.
+//
+// The framework's RBACPermissionBuilder binds a fixed group and mutates the shared Role
+// per call, so the objects are built here per cluster and applied with its Apply helpers.
+func agentHubPermission(kubeClient kubernetes.Interface) agent.PermissionConfigFunc {
+	return func(cluster *clusterv1.ManagedCluster, addon *addonv1alpha1.ManagedClusterAddOn) error {
+		ctx, cancel := context.WithTimeout(context.Background(), permissionTimeout)
+		defer cancel()
+		if _, _, err := utils.ApplyRole(ctx, kubeClient.RbacV1(), AgentHubRole(cluster.Name, addon)); err != nil {
+			return fmt.Errorf("applying Role %s/%s: %w", cluster.Name, AgentHubRoleName, err)
+		}
+		if _, _, err := utils.ApplyRoleBinding(ctx, kubeClient.RbacV1(), AgentHubRoleBinding(cluster.Name, addon)); err != nil {
+			return fmt.Errorf("applying RoleBinding %s/%s: %w", cluster.Name, AgentHubRoleName, err)
+		}
+		return nil
+	}
+}
+
+// AgentHubRole is the Role of cluster's agent in the cluster's namespace on the hub: it
+// writes one ApplicationStatusReport per Application, a condition on its own
+// ManagedClusterAddOn, and Events.
+func AgentHubRole(cluster string, addon *addonv1alpha1.ManagedClusterAddOn) *rbacv1.Role {
+	return &rbacv1.Role{
+		ObjectMeta: agentHubObjectMeta(cluster, addon),
+		Rules: []rbacv1.PolicyRule{
+			{
+				APIGroups: []string{appsv1alpha1.GroupVersion.Group},
+				Resources: []string{"applicationstatusreports"},
+				Verbs:     []string{"create", "update", "patch", "delete", "get", "list", "watch"},
+			},
+			{
+				APIGroups:     []string{addonv1alpha1.GroupName},
+				Resources:     []string{"managedclusteraddons", "managedclusteraddons/status"},
+				ResourceNames: []string{apps.AddonName},
+				Verbs:         []string{"get", "patch", "update"},
+			},
+			{
+				APIGroups: []string{"", "events.k8s.io"},
+				Resources: []string{"events"},
+				Verbs:     []string{"create", "patch"},
+			},
+		},
+	}
+}
+
+// AgentHubRoleBinding binds AgentHubRole to the group of cluster's addon agent only.
+func AgentHubRoleBinding(cluster string, addon *addonv1alpha1.ManagedClusterAddOn) *rbacv1.RoleBinding {
+	return &rbacv1.RoleBinding{
+		ObjectMeta: agentHubObjectMeta(cluster, addon),
+		RoleRef: rbacv1.RoleRef{
+			APIGroup: rbacv1.GroupName,
+			Kind:     "Role",
+			Name:     AgentHubRoleName,
+		},
+		Subjects: []rbacv1.Subject{{
+			APIGroup: rbacv1.GroupName,
+			Kind:     rbacv1.GroupKind,
+			Name:     AgentGroup(cluster),
+		}},
+	}
+}
+
+// AgentGroup is the hub group of cluster's argocd-pull agent: the first of the framework's
+// default groups, the only one specific to the cluster.
+func AgentGroup(cluster string) string {
+	return agent.DefaultGroups(cluster, apps.AddonName)[0]
+}
+
+func agentHubObjectMeta(cluster string, addon *addonv1alpha1.ManagedClusterAddOn) metav1.ObjectMeta {
+	return metav1.ObjectMeta{
+		Name:      AgentHubRoleName,
+		Namespace: cluster,
+		Labels:    map[string]string{addonv1alpha1.AddonLabelKey: apps.AddonName},
+		OwnerReferences: []metav1.OwnerReference{{
+			APIVersion:         addonv1alpha1.GroupVersion.String(),
+			Kind:               "ManagedClusterAddOn",
+			Name:               addon.Name,
+			UID:                addon.UID,
+			BlockOwnerDeletion: ptr.To(true),
+		}},
+	}
+}

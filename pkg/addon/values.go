@@ -1,0 +1,188 @@
+package addon
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"open-cluster-management.io/addon-framework/pkg/addonfactory"
+	"open-cluster-management.io/addon-framework/pkg/utils"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+)
+
+// AddOnDeploymentConfig customizedVariables the agent understands. Other variables are
+// ignored, so a shared AddOnDeploymentConfig cannot overwrite unrelated chart values.
+const (
+	// VariableWatchNamespaces is a comma-separated list of the namespaces whose
+	// Applications the agent reports, e.g. "argocd,openshift-gitops".
+	VariableWatchNamespaces = "watchNamespaces"
+	// VariableLogLevel is the agent's klog verbosity, 0 to 10.
+	VariableLogLevel = "logLevel"
+)
+
+// agentImageKey is where the chart reads the agent image; the framework's image helpers
+// write the mirrored image there.
+const agentImageKey = "global.imageOverrides.agent"
+
+// maxLogLevel bounds --v: klog accepts any number, but above 10 nothing more is logged.
+const maxLogLevel = 10
+
+// AgentValues are the values of the agent chart (manifests/charts/argocd-pull-agent)
+// that the manager sets. The chart's built-in values (clusterName, addonInstallNamespace,
+// hubKubeConfigSecret) come from addon-framework. Field shapes follow the framework's
+// AddOnDeploymentConfig helpers so their output merges over these defaults.
+type AgentValues struct {
+	// WatchNamespaces are the namespaces whose Applications the agent reports.
+	WatchNamespaces []string `json:"watchNamespaces"`
+	// LogLevel is the agent's --v.
+	LogLevel int `json:"logLevel"`
+	// Tolerations come from AddOnDeploymentConfig nodePlacement (ToAddOnNodePlacementValues).
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+	Global      GlobalValues        `json:"global"`
+}
+
+// GlobalValues is the `global` block of the agent chart's values.
+type GlobalValues struct {
+	ImageOverrides  ImageOverrides    `json:"imageOverrides"`
+	ImagePullPolicy corev1.PullPolicy `json:"imagePullPolicy"`
+	// NodeSelector comes from AddOnDeploymentConfig nodePlacement.
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	// ProxyConfig comes from AddOnDeploymentConfig proxyConfig, keyed HTTP_PROXY,
+	// HTTPS_PROXY, NO_PROXY (ToAddOnProxyConfigValues).
+	ProxyConfig map[string]string `json:"proxyConfig,omitempty"`
+	// ResourceRequirements come from AddOnDeploymentConfig resourceRequirements; the entry
+	// matching container ID deployments:argocd-pull-agent:agent applies.
+	ResourceRequirements []addonfactory.RegexResourceRequirements `json:"resourceRequirements,omitempty"`
+}
+
+// ImageOverrides holds the images of the chart after registry mirroring.
+type ImageOverrides struct {
+	Agent string `json:"agent"`
+}
+
+// defaultValues renders the manager-wide defaults; the AddOnDeploymentConfig helpers
+// merge over them.
+func (o *Options) defaultValues() addonfactory.GetValuesFunc {
+	values := AgentValues{
+		WatchNamespaces: slices.Clone(o.WatchNamespaces),
+		LogLevel:        o.LogLevel,
+		Global: GlobalValues{
+			ImageOverrides:  ImageOverrides{Agent: o.AgentImage},
+			ImagePullPolicy: o.AgentImagePullPolicy,
+		},
+	}
+	return func(*clusterv1.ManagedCluster, *addonv1alpha1.ManagedClusterAddOn) (addonfactory.Values, error) {
+		v, err := addonfactory.JsonStructToValues(values)
+		if err != nil {
+			return nil, fmt.Errorf("converting the agent's default values: %w", err)
+		}
+		return v, nil
+	}
+}
+
+// getValuesFuncs are the agent chart's value sources, later ones overriding earlier ones:
+// the manager's defaults, then the desired AddOnDeploymentConfig of the addon (image
+// mirrors, also from the cluster's image-registries annotation; node placement; proxy;
+// resources; agent settings).
+func (o *Options) getValuesFuncs(getter utils.AddOnDeploymentConfigGetter) []addonfactory.GetValuesFunc {
+	return []addonfactory.GetValuesFunc{
+		o.defaultValues(),
+		addonfactory.GetAgentImageValues(getter, agentImageKey, o.AgentImage),
+		addonfactory.GetAddOnDeploymentConfigValues(getter,
+			addonfactory.ToAddOnNodePlacementValues,
+			addonfactory.ToAddOnProxyConfigValues,
+			addonfactory.ToAddOnResourceRequirementsValues,
+			toAgentSettingsValues,
+		),
+	}
+}
+
+// toAgentSettingsValues reads the agent settings from the config's customizedVariables.
+// An invalid value fails the rendering (and is reported on the ManagedClusterAddOn)
+// rather than shipping an agent that cannot start.
+func toAgentSettingsValues(config addonv1alpha1.AddOnDeploymentConfig) (addonfactory.Values, error) {
+	settings := struct {
+		WatchNamespaces []string `json:"watchNamespaces,omitempty"`
+		LogLevel        *int     `json:"logLevel,omitempty"`
+	}{}
+	var errs []error
+	for _, variable := range config.Spec.CustomizedVariables {
+		switch variable.Name {
+		case VariableWatchNamespaces:
+			namespaces, err := parseWatchNamespaces(strings.Split(variable.Value, ","))
+			if err != nil {
+				errs = append(errs, fmt.Errorf("customizedVariable %s: %w", VariableWatchNamespaces, err))
+				continue
+			}
+			settings.WatchNamespaces = namespaces
+		case VariableLogLevel:
+			level, err := strconv.Atoi(strings.TrimSpace(variable.Value))
+			if err == nil {
+				err = validateLogLevel(level)
+			}
+			if err != nil {
+				errs = append(errs, fmt.Errorf("customizedVariable %s %q: %w", VariableLogLevel, variable.Value, err))
+				continue
+			}
+			settings.LogLevel = &level
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("AddOnDeploymentConfig %s/%s: %w", config.Namespace, config.Name, err)
+	}
+	return addonfactory.JsonStructToValues(settings)
+}
+
+// parseWatchNamespaces trims, de-duplicates and validates a list of namespace names.
+func parseWatchNamespaces(names []string) ([]string, error) {
+	var namespaces []string
+	var errs []error
+	for _, name := range names {
+		name = strings.TrimSpace(name)
+		if name == "" || slices.Contains(namespaces, name) {
+			continue
+		}
+		if msgs := validation.IsDNS1123Label(name); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("%q is not a namespace name: %s", name, strings.Join(msgs, "; ")))
+			continue
+		}
+		namespaces = append(namespaces, name)
+	}
+	if len(errs) == 0 && len(namespaces) == 0 {
+		errs = append(errs, errors.New("no namespace given"))
+	}
+	return namespaces, errors.Join(errs...)
+}
+
+func validateLogLevel(level int) error {
+	if level < 0 || level > maxLogLevel {
+		return fmt.Errorf("log level %d is outside 0..%d", level, maxLogLevel)
+	}
+	return nil
+}
+
+// agentInstallNamespace picks the agent's namespace from the addon's AddOnDeploymentConfig
+// when it names a non-default one. The CRD defaults spec.agentInstallNamespace to
+// open-cluster-management-agent-addon, so any config (say, one that only sets a node
+// selector) would otherwise send every agent back to the default namespace and silently
+// override ManagedClusterAddOn spec.installNamespace (`clusteradm addon enable
+// --namespace`). An empty result lets the framework use spec.installNamespace, then its
+// default.
+func agentInstallNamespace(getter utils.AddOnDeploymentConfigGetter) func(*addonv1alpha1.ManagedClusterAddOn) (string, error) {
+	fromConfig := utils.AgentInstallNamespaceFromDeploymentConfigFunc(getter)
+	return func(addon *addonv1alpha1.ManagedClusterAddOn) (string, error) {
+		namespace, err := fromConfig(addon)
+		if err != nil {
+			return "", fmt.Errorf("reading the agent install namespace of ManagedClusterAddOn %s/%s: %w", addon.Namespace, addon.Name, err)
+		}
+		if namespace == addonfactory.AddonDefaultInstallNamespace {
+			return "", nil
+		}
+		return namespace, nil
+	}
+}

@@ -1,0 +1,199 @@
+package addon
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	"open-cluster-management.io/addon-framework/pkg/addonfactory"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	"sigs.k8s.io/yaml"
+)
+
+func metaOf(o runtime.Object) (metav1.Object, error) { return meta.Accessor(o) }
+
+func TestToAgentSettingsValues(t *testing.T) {
+	tests := []struct {
+		name      string
+		variables []addonv1alpha1.CustomizedVariable
+		want      addonfactory.Values
+		wantErr   string
+	}{{
+		name: "no variables: nothing overridden",
+		want: addonfactory.Values{},
+	}, {
+		name: "namespaces trimmed and de-duplicated, level parsed, unknown variables ignored",
+		variables: []addonv1alpha1.CustomizedVariable{
+			{Name: VariableWatchNamespaces, Value: " argocd,gitops ,, argocd"},
+			{Name: VariableLogLevel, Value: " 6 "},
+			{Name: "Image", Value: "evil.example.com/agent"},
+		},
+		want: addonfactory.Values{"watchNamespaces": []any{"argocd", "gitops"}, "logLevel": float64(6)},
+	}, {
+		name:      "invalid namespace",
+		variables: []addonv1alpha1.CustomizedVariable{{Name: VariableWatchNamespaces, Value: "argocd,Not_A_Namespace"}},
+		wantErr:   `"Not_A_Namespace" is not a namespace name`,
+	}, {
+		name:      "empty namespace list",
+		variables: []addonv1alpha1.CustomizedVariable{{Name: VariableWatchNamespaces, Value: " , "}},
+		wantErr:   "no namespace given",
+	}, {
+		name:      "level out of range",
+		variables: []addonv1alpha1.CustomizedVariable{{Name: VariableLogLevel, Value: "11"}},
+		wantErr:   "outside 0..10",
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			config := testConfig(addonv1alpha1.AddOnDeploymentConfigSpec{CustomizedVariables: tt.variables})
+			got, err := toAgentSettingsValues(*config)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !strings.Contains(err.Error(), "AddOnDeploymentConfig "+testConfigNamespace+"/argocd-pull") {
+					t.Fatalf("error = %v, want one naming the config and containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("values (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestAgentInstallNamespace(t *testing.T) {
+	tests := []struct {
+		name   string
+		addon  *addonv1alpha1.ManagedClusterAddOn
+		config *addonv1alpha1.AddOnDeploymentConfig
+		want   string
+	}{{
+		name:  "no config: empty, the framework uses spec.installNamespace or its default",
+		addon: testAddon("custom", nil),
+		want:  "",
+	}, {
+		name:   "config with the CRD-defaulted namespace: empty, so spec.installNamespace still applies",
+		addon:  testAddon("custom", testConfig(addonv1alpha1.AddOnDeploymentConfigSpec{AgentInstallNamespace: "open-cluster-management-agent-addon"})),
+		config: testConfig(addonv1alpha1.AddOnDeploymentConfigSpec{AgentInstallNamespace: "open-cluster-management-agent-addon"}),
+		want:   "",
+	}, {
+		name:   "config naming a namespace: that one",
+		addon:  testAddon("custom", testConfig(addonv1alpha1.AddOnDeploymentConfigSpec{AgentInstallNamespace: "agents"})),
+		config: testConfig(addonv1alpha1.AddOnDeploymentConfigSpec{AgentInstallNamespace: "agents"}),
+		want:   "agents",
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			getter := configGetter{}
+			if tt.config != nil {
+				getter[tt.config.Namespace+"/"+tt.config.Name] = tt.config
+			}
+			got, err := agentInstallNamespace(getter)(tt.addon)
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			if got != tt.want {
+				t.Errorf("namespace = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+type configGetter map[string]*addonv1alpha1.AddOnDeploymentConfig
+
+func (g configGetter) Get(_ context.Context, namespace, name string) (*addonv1alpha1.AddOnDeploymentConfig, error) {
+	return g[namespace+"/"+name], nil
+}
+
+func TestOptionsValidate(t *testing.T) {
+	valid := NewOptions()
+	if err := valid.Validate(); err != nil {
+		t.Fatalf("defaults are invalid: %v", err)
+	}
+	invalid := &Options{AgentImagePullPolicy: "Sometimes", WatchNamespaces: []string{"UPPER"}, LogLevel: -1}
+	err := invalid.Validate()
+	for _, want := range []string{"--agent-image", "--agent-image-pull-policy", "--agent-watch-namespaces", "--agent-log-level"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate() = %v, want it to name %s", err, want)
+		}
+	}
+}
+
+func TestAgentHubPermission(t *testing.T) {
+	kubeClient := kubefake.NewClientset()
+	addon := testAddon("", nil)
+	apply := agentHubPermission(kubeClient)
+	// Twice: the second call must find everything in place.
+	for range 2 {
+		if err := apply(testCluster(nil), addon); err != nil {
+			t.Fatalf("applying permissions: %v", err)
+		}
+	}
+	ctx := context.Background()
+	role, err := kubeClient.RbacV1().Roles("cluster1").Get(ctx, AgentHubRoleName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("getting Role: %v", err)
+	}
+	wantRules := []rbacv1.PolicyRule{
+		{APIGroups: []string{"apps.open-cluster-management.io"}, Resources: []string{"applicationstatusreports"},
+			Verbs: []string{"create", "update", "patch", "delete", "get", "list", "watch"}},
+		{APIGroups: []string{"addon.open-cluster-management.io"}, Resources: []string{"managedclusteraddons", "managedclusteraddons/status"},
+			ResourceNames: []string{"argocd-pull"}, Verbs: []string{"get", "patch", "update"}},
+		{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
+	}
+	if diff := cmp.Diff(wantRules, role.Rules); diff != "" {
+		t.Errorf("Role rules (-want +got):\n%s", diff)
+	}
+	binding, err := kubeClient.RbacV1().RoleBindings("cluster1").Get(ctx, AgentHubRoleName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("getting RoleBinding: %v", err)
+	}
+	wantSubjects := []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind,
+		Name: "system:open-cluster-management:cluster:cluster1:addon:argocd-pull"}}
+	if diff := cmp.Diff(wantSubjects, binding.Subjects); diff != "" {
+		t.Errorf("RoleBinding subjects (-want +got; the cluster's group only):\n%s", diff)
+	}
+	for _, owned := range []metav1.Object{role, binding} {
+		refs := owned.GetOwnerReferences()
+		if len(refs) != 1 || refs[0].Kind != "ManagedClusterAddOn" || refs[0].UID != addon.UID {
+			t.Errorf("%s owner references = %+v, want the ManagedClusterAddOn", owned.GetName(), refs)
+		}
+	}
+}
+
+// TestExampleAddOnDeploymentConfig renders the agent with examples/addondeploymentconfig.yaml
+// so the documented example keeps working.
+func TestExampleAddOnDeploymentConfig(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "examples", "addondeploymentconfig.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	config := &addonv1alpha1.AddOnDeploymentConfig{}
+	if err := yaml.UnmarshalStrict(data, config); err != nil {
+		t.Fatalf("decoding the example: %v", err)
+	}
+	objects, err := render(t, testCluster(nil), testAddon("", config), config)
+	if err != nil {
+		t.Fatalf("rendering with the example: %v", err)
+	}
+	d := findDeployment(t, objects)
+	c := d.Spec.Template.Spec.Containers[0]
+	if want := wantArgs("open-cluster-management-agent-addon", "argocd,openshift-gitops", "2"); !cmp.Equal(want, c.Args) {
+		t.Errorf("args = %v, want %v", c.Args, want)
+	}
+	if want := "registry.example.com/open-cluster-management/argocd-pull-addon:latest"; c.Image != want {
+		t.Errorf("image = %q, want %q", c.Image, want)
+	}
+	if len(c.Env) != 2 || c.Resources.Limits.Memory().String() != "1Gi" || len(d.Spec.Template.Spec.Tolerations) != 1 {
+		t.Errorf("proxy env %v, resources %v or tolerations %v not applied", c.Env, c.Resources, d.Spec.Template.Spec.Tolerations)
+	}
+}
