@@ -315,8 +315,8 @@ func TestManifestsAgentShape(t *testing.T) {
 	reader := got["*v1.ClusterRole /open-cluster-management:argocd-pull:agent"].(*rbacv1.ClusterRole)
 	wantReaderRules := []rbacv1.PolicyRule{
 		{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"},
-			ResourceNames: []string{"applications.argoproj.io"}, Verbs: []string{"get"}},
-		{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"get"}},
+			ResourceNames: []string{"applications.argoproj.io"}, Verbs: []string{"get", "list", "watch"}},
+		{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"get", "list", "watch"}},
 	}
 	if diff := cmp.Diff(wantReaderRules, reader.Rules); diff != "" {
 		t.Errorf("agent ClusterRole rules (-want +got):\n%s", diff)

@@ -4,25 +4,53 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/endpoints"
 )
 
+// DefaultCoalesceWindow is how long the agent waits after an Application changes before
+// it writes the report: every further change in that window rides along in the same
+// write, and a spoke change still reaches the hub in about a second.
+const DefaultCoalesceWindow = time.Second
+
 // Options configure the agent.
 type Options struct {
 	Endpoints *endpoints.Options
+
+	// HubKubeconfig is the kubeconfig file of the hub, as addon registration mounts it
+	// (the registration Secret as a directory). Client certificates it names by file are
+	// re-read by client-go when they rotate.
+	HubKubeconfig string
+	// ClusterName is the managed cluster's name: the hub namespace reports go to.
+	ClusterName string
+	// AddonNamespace is the install namespace on the managed cluster, home of the Lease.
+	AddonNamespace string
+	// WatchNamespaces are the namespaces whose Applications the agent reports.
+	WatchNamespaces []string
+
+	// HubConfig and ManagedConfig, when set, are used instead of HubKubeconfig and
+	// Endpoints.Kubeconfig; for running the agent inside another program (the tests).
+	HubConfig     *rest.Config
+	ManagedConfig *rest.Config
+	// CoalesceWindow overrides DefaultCoalesceWindow when not zero.
+	CoalesceWindow time.Duration
 }
 
 // NewOptions returns the agent's defaults. Its ports differ from the manager's so both
 // can run on one machine without flags.
 func NewOptions() *Options {
-	return &Options{Endpoints: endpoints.NewOptions(8090, 8091)}
+	return &Options{
+		Endpoints:       endpoints.NewOptions(8090, 8091),
+		AddonNamespace:  "open-cluster-management-agent-addon",
+		WatchNamespaces: []string{"argocd"},
+	}
 }
 
 // NewCommand returns the `agent` subcommand.
@@ -33,9 +61,13 @@ func NewCommand() *cobra.Command {
 		Short: "Run the managed-cluster side: the agent that reports Application status to the hub",
 		Long: `Run the argocd-pull agent on a managed cluster.
 
-The agent connects to the managed cluster's API server named by --kubeconfig (or its
-in-cluster service account), serves /healthz and /readyz on --health-probe-bind-address
-and Prometheus metrics on --metrics-bind-address, and stops cleanly on SIGTERM.`,
+The agent watches the Argo CD Applications of --watch-namespaces on the managed cluster
+named by --kubeconfig (or its in-cluster service account). For every Application pulled
+from the hub it keeps one ApplicationStatusReport in the namespace --cluster-name on the
+hub named by --hub-kubeconfig, renews the addon Lease in --addon-namespace while reports
+flow, and says on its ManagedClusterAddOn when Argo CD or a watched namespace is missing.
+It serves /healthz and /readyz on --health-probe-bind-address and Prometheus metrics on
+--metrics-bind-address, and stops cleanly on SIGTERM.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.Run(ctrl.SetupSignalHandler())
@@ -45,35 +77,44 @@ and Prometheus metrics on --metrics-bind-address, and stops cleanly on SIGTERM.`
 	return cmd
 }
 
-// AddFlags registers the agent's flags.
+// AddFlags registers the agent's flags. The addon's Deployment template passes them:
+// keep their names.
 func (o *Options) AddFlags(cmd *cobra.Command) {
-	o.Endpoints.AddFlags(cmd.Flags(), "Kubeconfig of the managed cluster the agent runs on.")
+	fs := cmd.Flags()
+	o.Endpoints.AddFlags(fs, "Kubeconfig of the managed cluster the agent runs on.")
+	fs.StringVar(&o.HubKubeconfig, "hub-kubeconfig", o.HubKubeconfig,
+		"Kubeconfig file of the hub, from addon registration. Client certificate files it names are re-read when rotated.")
+	fs.StringVar(&o.ClusterName, "cluster-name", o.ClusterName, "Name of the managed cluster: the hub namespace the agent reports to.")
+	fs.StringVar(&o.AddonNamespace, "addon-namespace", o.AddonNamespace, "Namespace the addon is installed in on the managed cluster; the addon Lease lives there.")
+	fs.StringSliceVar(&o.WatchNamespaces, "watch-namespaces", o.WatchNamespaces, "Comma-separated namespaces whose Argo CD Applications the agent reports.")
+}
+
+// Validate reports every missing or invalid option at once.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.HubKubeconfig == "" && o.HubConfig == nil {
+		errs = append(errs, errors.New("--hub-kubeconfig is required"))
+	}
+	if o.ClusterName == "" {
+		errs = append(errs, errors.New("--cluster-name is required"))
+	}
+	if o.AddonNamespace == "" {
+		errs = append(errs, errors.New("--addon-namespace is required"))
+	}
+	if len(watchNamespaces(o.WatchNamespaces)) == 0 {
+		errs = append(errs, errors.New("--watch-namespaces needs at least one namespace"))
+	}
+	return errors.Join(errs...)
 }
 
 // Run starts the agent and blocks until ctx is done.
 func (o *Options) Run(ctx context.Context) error {
-	log := ctrl.Log.WithName("agent")
-	cfg, err := o.Endpoints.RESTConfig()
+	if err := o.Validate(); err != nil {
+		return fmt.Errorf("invalid agent options: %w", err)
+	}
+	a, err := newAgent(o)
 	if err != nil {
 		return err
 	}
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return fmt.Errorf("building scheme: %w", err)
-	}
-	mopts := o.Endpoints.ManagerOptions()
-	mopts.Scheme = scheme
-	mgr, err := ctrl.NewManager(cfg, mopts)
-	if err != nil {
-		return fmt.Errorf("creating agent manager: %w", err)
-	}
-	if err := endpoints.AddChecks(mgr); err != nil {
-		return err
-	}
-	log.Info("Starting agent", "apiServer", cfg.Host, "metrics", o.Endpoints.MetricsAddr, "probes", o.Endpoints.ProbeAddr)
-	if err := mgr.Start(ctx); err != nil {
-		return fmt.Errorf("running agent: %w", err)
-	}
-	log.Info("Agent stopped")
-	return nil
+	return a.run(ctx)
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -38,6 +39,18 @@ type APIServer struct {
 // StartAPIServer starts a kube-apiserver and etcd from KUBEBUILDER_ASSETS (or, when unset,
 // bin/envtest, where `make envtest` puts them) and installs our CRDs, OCM's and Argo CD's.
 func StartAPIServer() (*APIServer, error) {
+	return StartAPIServerWith(APIServerOptions{})
+}
+
+// APIServerOptions change what StartAPIServerWith installs.
+type APIServerOptions struct {
+	// WithoutArgoCD leaves Argo CD's CRDs out, as on a managed cluster where Argo CD is
+	// not installed yet; InstallArgoCDCRDs installs them later.
+	WithoutArgoCD bool
+}
+
+// StartAPIServerWith is StartAPIServer with options.
+func StartAPIServerWith(opts APIServerOptions) (*APIServer, error) {
 	assets, err := AssetsDir()
 	if err != nil {
 		return nil, err
@@ -45,6 +58,13 @@ func StartAPIServer() (*APIServer, error) {
 	crds, err := CRDPaths()
 	if err != nil {
 		return nil, err
+	}
+	if opts.WithoutArgoCD {
+		argo, err := ArgoCDCRDPaths()
+		if err != nil {
+			return nil, err
+		}
+		crds = slices.DeleteFunc(crds, func(p string) bool { return slices.Contains(argo, p) })
 	}
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: assets,
@@ -72,6 +92,20 @@ func StartAPIServer() (*APIServer, error) {
 		return nil, errors.Join(fmt.Errorf("creating a client: %w", err), env.Stop())
 	}
 	return &APIServer{Env: env, Config: cfg, Scheme: scheme, Client: c}, nil
+}
+
+// InstallArgoCDCRDs installs Argo CD's CRDs and waits until they are served.
+func (a *APIServer) InstallArgoCDCRDs() error {
+	paths, err := ArgoCDCRDPaths()
+	if err != nil {
+		return err
+	}
+	if _, err := envtest.InstallCRDs(a.Config, envtest.CRDInstallOptions{
+		Paths: paths, ErrorIfPathMissing: true, MaxTime: 2 * time.Minute,
+	}); err != nil {
+		return fmt.Errorf("installing Argo CD's CRDs: %w", err)
+	}
+	return nil
 }
 
 // Stop stops the API server and etcd.
@@ -130,10 +164,6 @@ func CRDPaths() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	argo, err := moduleDir(root, "github.com/argoproj/argo-cd/v2")
-	if err != nil {
-		return nil, err
-	}
 	paths := []string{filepath.Join(root, "charts", "argocd-pull-integration", "crds")}
 	for _, dir := range []string{"cluster/v1", "cluster/v1beta1", "work/v1", "addon/v1alpha1"} {
 		files, err := filepath.Glob(filepath.Join(ocm, dir, "*.crd.yaml"))
@@ -142,6 +172,24 @@ func CRDPaths() ([]string, error) {
 		}
 		paths = append(paths, files...)
 	}
+	argoPaths, err := ArgoCDCRDPaths()
+	if err != nil {
+		return nil, err
+	}
+	return append(paths, argoPaths...), nil
+}
+
+// ArgoCDCRDPaths lists Argo CD's CRD files, from the argo-cd module go.mod pins.
+func ArgoCDCRDPaths() ([]string, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	argo, err := moduleDir(root, "github.com/argoproj/argo-cd/v2")
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
 	for _, f := range []string{"application-crd.yaml", "applicationset-crd.yaml", "appproject-crd.yaml"} {
 		paths = append(paths, filepath.Join(argo, "manifests", "crds", f))
 	}

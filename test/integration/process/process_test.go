@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os/exec"
+	"strings"
 	"syscall"
 	"time"
 
@@ -38,11 +39,15 @@ func get(addr, path string) (int, string, error) {
 }
 
 var _ = DescribeTable("a subcommand serves its endpoints against the API server and stops cleanly on SIGTERM",
-	func(subcommand string) {
+	func(subcommand string, extraArgs ...string) {
 		metrics, probes := freeAddr(), freeAddr()
 		out := gbytes.NewBuffer()
-		cmd := exec.Command(binary, subcommand, "--kubeconfig", kubeconfig,
-			"--metrics-bind-address", metrics, "--health-probe-bind-address", probes)
+		args := []string{subcommand, "--kubeconfig", kubeconfig, "--metrics-bind-address", metrics, "--health-probe-bind-address", probes}
+		for _, a := range extraArgs {
+			// The kubeconfig is written by BeforeSuite, after the entries are built.
+			args = append(args, strings.ReplaceAll(a, "$KUBECONFIG", kubeconfig))
+		}
+		cmd := exec.Command(binary, args...)
 		cmd.Stdout = io.MultiWriter(out, GinkgoWriter)
 		cmd.Stderr = io.MultiWriter(out, GinkgoWriter)
 		Expect(cmd.Start()).To(Succeed())
@@ -84,7 +89,8 @@ var _ = DescribeTable("a subcommand serves its endpoints against the API server 
 		Expect(errors.As(err, &opErr)).To(BeTrue(), "probe endpoint still answers: %v", err)
 	},
 	Entry("manager", "manager"),
-	Entry("agent", "agent"),
+	// One API server plays both the hub and the managed cluster.
+	Entry("agent", "agent", "--hub-kubeconfig", "$KUBECONFIG", "--cluster-name", "process-cluster"),
 )
 
 var _ = Describe("failing to reach the API server", func() {

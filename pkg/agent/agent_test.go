@@ -1,0 +1,305 @@
+package agent
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
+)
+
+// applicationBuilder builds the Applications of the tests:
+// newApplication("guestbook").pulledFrom("hub-ns", "guestbook").obj().
+type applicationBuilder struct{ app argov1alpha1.Application }
+
+func newApplication(name string) *applicationBuilder {
+	b := &applicationBuilder{}
+	b.app.Namespace, b.app.Name, b.app.UID = "argocd", name, "uid-1"
+	return b
+}
+
+func (b *applicationBuilder) annotate(k, v string) *applicationBuilder {
+	if b.app.Annotations == nil {
+		b.app.Annotations = map[string]string{}
+	}
+	b.app.Annotations[k] = v
+	return b
+}
+
+func (b *applicationBuilder) pulledFrom(namespace, name string) *applicationBuilder {
+	return b.annotate(apps.AnnotationHubApplicationNamespace, namespace).annotate(apps.AnnotationHubApplicationName, name)
+}
+
+func (b *applicationBuilder) synced(rev string) *applicationBuilder {
+	b.app.Status.Sync = argov1alpha1.SyncStatus{Status: argov1alpha1.SyncStatusCodeSynced, Revision: rev}
+	return b
+}
+
+func (b *applicationBuilder) obj() *argov1alpha1.Application { return b.app.DeepCopy() }
+
+func TestPulledFromHub(t *testing.T) {
+	tests := map[string]struct {
+		app  *argov1alpha1.Application
+		want bool
+	}{
+		"both hub annotations":       {app: newApplication("a").pulledFrom("hub", "a").obj(), want: true},
+		"created on the cluster":     {app: newApplication("a").obj()},
+		"hub name missing":           {app: newApplication("a").annotate(apps.AnnotationHubApplicationNamespace, "hub").obj()},
+		"hub namespace empty string": {app: newApplication("a").pulledFrom("", "a").obj()},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := pulledFromHub(tt.app); got != tt.want {
+				t.Errorf("pulledFromHub() = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestDesiredReport(t *testing.T) {
+	longName := strings.Repeat("n", 200)
+	tests := map[string]struct {
+		app        *argov1alpha1.Application
+		wantName   string
+		wantSource appsv1alpha1.ApplicationReportSource
+		wantLabels map[string]string
+	}{
+		"standalone Application": {
+			app:      newApplication("guestbook").pulledFrom("hub-apps", "guestbook").obj(),
+			wantName: "argocd.guestbook",
+			wantSource: appsv1alpha1.ApplicationReportSource{Cluster: "c1", Namespace: "argocd", Name: "guestbook", UID: "uid-1",
+				HubApplicationNamespace: "hub-apps", HubApplicationName: "guestbook"},
+			wantLabels: map[string]string{
+				apps.LabelReportManagedBy:      apps.ReportManagedByAgent,
+				apps.LabelReportHubApplication: "hub-apps.guestbook",
+			},
+		},
+		"owned by an ApplicationSet": {
+			app: newApplication("guestbook-c1").pulledFrom("hub-apps", "guestbook-c1").
+				annotate(apps.AnnotationHostingApplicationSet, "appsets/guestbook").obj(),
+			wantName: "argocd.guestbook-c1",
+			wantSource: appsv1alpha1.ApplicationReportSource{Cluster: "c1", Namespace: "argocd", Name: "guestbook-c1", UID: "uid-1",
+				HubApplicationNamespace: "hub-apps", HubApplicationName: "guestbook-c1", ApplicationSet: "appsets/guestbook"},
+			wantLabels: map[string]string{
+				apps.LabelReportManagedBy:      apps.ReportManagedByAgent,
+				apps.LabelReportHubApplication: "hub-apps.guestbook-c1",
+				apps.LabelReportApplicationSet: "appsets.guestbook",
+			},
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := desiredReport(tt.app, "c1")
+			if got.Name != tt.wantName || got.Namespace != "c1" {
+				t.Errorf("report %s/%s, want c1/%s", got.Namespace, got.Name, tt.wantName)
+			}
+			if diff := cmp.Diff(tt.wantSource, got.Source); diff != "" {
+				t.Errorf("source mismatch (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantLabels, got.Labels); diff != "" {
+				t.Errorf("labels mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+
+	t.Run("long names give valid, distinct label values and names", func(t *testing.T) {
+		a := desiredReport(newApplication(longName+"a").pulledFrom("hub-apps", longName+"a").
+			annotate(apps.AnnotationHostingApplicationSet, "appsets/"+longName+"a").obj(), "c1")
+		b := desiredReport(newApplication(longName+"b").pulledFrom("hub-apps", longName+"b").
+			annotate(apps.AnnotationHostingApplicationSet, "appsets/"+longName+"b").obj(), "c1")
+		for _, r := range []*appsv1alpha1.ApplicationStatusReport{a, b} {
+			if errs := validation.IsDNS1123Subdomain(r.Name); len(errs) > 0 {
+				t.Errorf("report name %q: %v", r.Name, errs)
+			}
+			for k, v := range r.Labels {
+				if errs := validation.IsValidLabelValue(v); len(errs) > 0 {
+					t.Errorf("label %s=%q: %v", k, v, errs)
+				}
+			}
+		}
+		if a.Name == b.Name || a.Labels[apps.LabelReportHubApplication] == b.Labels[apps.LabelReportHubApplication] ||
+			a.Labels[apps.LabelReportApplicationSet] == b.Labels[apps.LabelReportApplicationSet] {
+			t.Errorf("two Applications share a report name or label value: %q %v, %q %v", a.Name, a.Labels, b.Name, b.Labels)
+		}
+	})
+}
+
+func TestSameContent(t *testing.T) {
+	base := desiredReport(newApplication("guestbook").pulledFrom("hub", "guestbook").synced("abc").obj(), "c1")
+	tests := map[string]struct {
+		change func(current *appsv1alpha1.ApplicationStatusReport)
+		want   bool
+	}{
+		"identical":                    {change: func(*appsv1alpha1.ApplicationStatusReport) {}, want: true},
+		"only observedAt differs":      {change: func(c *appsv1alpha1.ApplicationStatusReport) { c.Status.ObservedAt = metav1.Now() }, want: true},
+		"a label someone else added":   {change: func(c *appsv1alpha1.ApplicationStatusReport) { c.Labels["team"] = "x" }, want: true},
+		"the sync revision differs":    {change: func(c *appsv1alpha1.ApplicationStatusReport) { c.Status.Sync.Revision = "old" }},
+		"the source UID differs":       {change: func(c *appsv1alpha1.ApplicationStatusReport) { c.Source.UID = "old-uid" }},
+		"an agent label is missing":    {change: func(c *appsv1alpha1.ApplicationStatusReport) { delete(c.Labels, apps.LabelReportHubApplication) }},
+		"a stale ApplicationSet label": {change: func(c *appsv1alpha1.ApplicationStatusReport) { c.Labels[apps.LabelReportApplicationSet] = "old" }},
+		"empty lists read back from the hub": {change: func(c *appsv1alpha1.ApplicationStatusReport) {
+			c.Status.Conditions = []appsv1alpha1.ApplicationConditionReport{}
+		}, want: true},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			current := base.DeepCopy()
+			tt.change(current)
+			if got := sameContent(current, base); got != tt.want {
+				t.Errorf("sameContent() = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestApplicationsWatchedCondition(t *testing.T) {
+	tests := map[string]struct {
+		installed   bool
+		missing     []string
+		wantStatus  metav1.ConditionStatus
+		wantReason  string
+		wantMessage string
+	}{
+		"all there":                   {installed: true, wantStatus: metav1.ConditionTrue, wantReason: apps.ReasonApplicationsWatched},
+		"Argo CD missing":             {wantStatus: metav1.ConditionFalse, wantReason: apps.ReasonArgoCDNotInstalled, wantMessage: "applications.argoproj.io"},
+		"Argo CD missing comes first": {missing: []string{"team-b"}, wantStatus: metav1.ConditionFalse, wantReason: apps.ReasonArgoCDNotInstalled},
+		"namespaces missing": {installed: true, missing: []string{"team-a", "team-b"}, wantStatus: metav1.ConditionFalse,
+			wantReason: apps.ReasonWatchedNamespaceMissing, wantMessage: "team-a, team-b"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := applicationsWatchedCondition(tt.installed, tt.missing)
+			want := metav1.Condition{Type: apps.ConditionApplicationsWatched, Status: tt.wantStatus, Reason: tt.wantReason}
+			if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(metav1.Condition{}, "Message")); diff != "" {
+				t.Errorf("condition mismatch (-want +got):\n%s", diff)
+			}
+			if !strings.Contains(got.Message, tt.wantMessage) {
+				t.Errorf("message %q does not mention %q", got.Message, tt.wantMessage)
+			}
+		})
+	}
+}
+
+func TestFlags(t *testing.T) {
+	tests := map[string]struct {
+		args    []string
+		want    func(*Options) bool
+		wantErr string
+	}{
+		"defaults": {
+			args: []string{"--hub-kubeconfig=/managed/hub-kubeconfig/kubeconfig", "--cluster-name=c1"},
+			want: func(o *Options) bool {
+				return o.AddonNamespace == "open-cluster-management-agent-addon" && cmp.Equal(o.WatchNamespaces, []string{"argocd"})
+			},
+		},
+		"the Deployment template's flags": {
+			args: []string{"--hub-kubeconfig=/managed/hub-kubeconfig/kubeconfig", "--cluster-name=c1", "--addon-namespace=addons",
+				"--watch-namespaces=argocd,team-b", "--health-probe-bind-address=:8091", "--metrics-bind-address=:8090", "--kubeconfig="},
+			want: func(o *Options) bool {
+				return o.HubKubeconfig == "/managed/hub-kubeconfig/kubeconfig" && o.ClusterName == "c1" && o.AddonNamespace == "addons" &&
+					cmp.Equal(watchNamespaces(o.WatchNamespaces), []string{"argocd", "team-b"}) && o.Endpoints.ProbeAddr == ":8091"
+			},
+		},
+		"cluster name and hub kubeconfig are required": {args: []string{"--watch-namespaces= "}, wantErr: "--hub-kubeconfig is required"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			o := NewOptions()
+			cmd := &cobra.Command{}
+			o.AddFlags(cmd)
+			if err := cmd.Flags().Parse(tt.args); err != nil {
+				t.Fatalf("parsing %v: %v", tt.args, err)
+			}
+			err := o.Validate()
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("Validate() = %v, want an error containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Validate() = %v", err)
+			}
+			if !tt.want(o) {
+				t.Errorf("options after %v: %+v", tt.args, o)
+			}
+		})
+	}
+}
+
+func TestHubKubeconfigNamesCertificateFiles(t *testing.T) {
+	dir := t.TempDir()
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	content := `apiVersion: v1
+kind: Config
+clusters:
+- name: hub
+  cluster: {server: "https://hub.example:6443", certificate-authority: ca.crt}
+users:
+- name: agent
+  user: {client-certificate: tls.crt, client-key: tls.key}
+contexts:
+- name: hub
+  context: {cluster: hub, user: agent}
+current-context: hub
+`
+	// The loader checks the files exist; it does not parse them.
+	for name, data := range map[string]string{"kubeconfig": content, "ca.crt": "ca", "tls.crt": "cert", "tls.key": "key"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o := NewOptions()
+	o.HubKubeconfig = kubeconfig
+	cfg, err := o.hubRESTConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// client-go's transport reloads the key pair on rotation exactly when both are files
+	// and neither is inline data (transport.loadTLSFiles sets ReloadTLSFiles).
+	if cfg.CertFile != filepath.Join(dir, "tls.crt") || cfg.KeyFile != filepath.Join(dir, "tls.key") || len(cfg.CertData) > 0 || len(cfg.KeyData) > 0 {
+		t.Errorf("hub config certificate %q key %q (inline %d/%d bytes): want the files next to the kubeconfig, not data",
+			cfg.CertFile, cfg.KeyFile, len(cfg.CertData), len(cfg.KeyData))
+	}
+	if cfg.QPS != o.Endpoints.QPS || cfg.Burst != o.Endpoints.Burst {
+		t.Errorf("hub config QPS/burst %v/%d, want %v/%d", cfg.QPS, cfg.Burst, o.Endpoints.QPS, o.Endpoints.Burst)
+	}
+}
+
+func TestReportLabelValue(t *testing.T) {
+	tests := map[string]struct {
+		in          string
+		wantSame    bool
+		wantPrefix  string
+		wantHashLen bool
+	}{
+		"short valid value kept":          {in: "hub-apps.guestbook", wantSame: true},
+		"empty kept":                      {in: "", wantSame: true},
+		"too long: prefix and hash":       {in: strings.Repeat("a", 80), wantPrefix: strings.Repeat("a", 46) + "-"},
+		"invalid characters are replaced": {in: "ns/app", wantPrefix: "ns_app-"},
+		"must start alphanumeric":         {in: "-x", wantPrefix: "x-"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := apps.ReportLabelValue(tt.in)
+			if errs := validation.IsValidLabelValue(got); len(errs) > 0 {
+				t.Fatalf("ReportLabelValue(%q) = %q: %v", tt.in, got, errs)
+			}
+			if tt.wantSame && got != tt.in {
+				t.Errorf("ReportLabelValue(%q) = %q, want it unchanged", tt.in, got)
+			}
+			if !tt.wantSame && (!strings.HasPrefix(got, tt.wantPrefix) || len(got) != len(tt.wantPrefix)+16) {
+				t.Errorf("ReportLabelValue(%q) = %q, want %q followed by a 16-character hash", tt.in, got, tt.wantPrefix)
+			}
+		})
+	}
+}

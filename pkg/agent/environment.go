@@ -1,0 +1,180 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+)
+
+// recheckAfter is the safety net while Argo CD or a watched namespace is missing: the
+// watches on the CRD and the namespaces bring the fix in at once; this only covers a
+// missed event. It is jittered so a fleet of agents does not recheck in step.
+const recheckAfter = 5 * time.Minute
+
+// environmentRequest is the one request of the environment controller: everything it
+// looks at is summed up in one condition.
+var environmentRequest = reconcile.Request{NamespacedName: types.NamespacedName{Name: "environment"}}
+
+// environmentReconciler watches for Argo CD's Application CRD and the watched
+// namespaces, starts the report controller once the CRD is established, and tells the
+// user on the agent's ManagedClusterAddOn what is missing.
+type environmentReconciler struct {
+	managed      client.Reader
+	hubReader    client.Reader
+	hubWriter    client.Client
+	clusterName  string
+	namespaces   []string
+	startReports func() error
+}
+
+func (r *environmentReconciler) setupWithManager(mgr ctrl.Manager) error {
+	toEnvironment := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
+		return []reconcile.Request{environmentRequest}
+	})
+	err := ctrl.NewControllerManagedBy(mgr).
+		Named("agent-environment").
+		WithOptions(controller.Options{
+			SkipNameValidation: ptr.To(true),
+			// A hub outage delays the condition by minutes at most, not by the default's 16.
+			RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](retryBaseDelay, retryMaxDelay),
+		}).
+		// One request at start-up: when neither the CRD nor a watched namespace exists,
+		// no watch event would ever say so.
+		WatchesRawSource(source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+			q.Add(environmentRequest)
+			return nil
+		})).
+		Watches(&apiextensionsv1.CustomResourceDefinition{}, toEnvironment).
+		Watches(&corev1.Namespace{}, toEnvironment).
+		Complete(r)
+	if err != nil {
+		return fmt.Errorf("creating the environment controller: %w", err)
+	}
+	return nil
+}
+
+// Reconcile starts reporting when Argo CD is there and keeps the condition current.
+func (r *environmentReconciler) Reconcile(ctx context.Context, _ reconcile.Request) (ctrl.Result, error) {
+	log := ctrl.LoggerFrom(ctx)
+	installed, err := r.argoCDInstalled(ctx)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	missing, err := r.missingNamespaces(ctx)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if installed {
+		if err := r.startReports(); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	cond := applicationsWatchedCondition(installed, missing)
+	if err := r.setCondition(ctx, cond); err != nil {
+		return ctrl.Result{}, err
+	}
+	if cond.Status != metav1.ConditionTrue {
+		log.V(4).Info("Waiting for Argo CD or a watched namespace", "reason", cond.Reason, "message", cond.Message)
+		return ctrl.Result{RequeueAfter: recheckAfter + rand.N(recheckAfter/2)}, nil
+	}
+	return ctrl.Result{}, nil
+}
+
+// argoCDInstalled says whether the Application CRD is established.
+func (r *environmentReconciler) argoCDInstalled(ctx context.Context) (bool, error) {
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := r.managed.Get(ctx, types.NamespacedName{Name: applicationCRDName}, crd); err != nil {
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("reading CRD %s: %w", applicationCRDName, err)
+	}
+	if crd.DeletionTimestamp != nil {
+		return false, nil
+	}
+	for _, c := range crd.Status.Conditions {
+		if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// missingNamespaces lists the watched namespaces that do not exist (or are going away).
+func (r *environmentReconciler) missingNamespaces(ctx context.Context) ([]string, error) {
+	var missing []string
+	for _, name := range r.namespaces {
+		ns := &corev1.Namespace{}
+		err := r.managed.Get(ctx, types.NamespacedName{Name: name}, ns)
+		switch {
+		case apierrors.IsNotFound(err):
+			missing = append(missing, name)
+		case err != nil:
+			return nil, fmt.Errorf("reading namespace %s: %w", name, err)
+		case ns.DeletionTimestamp != nil:
+			missing = append(missing, name)
+		}
+	}
+	return missing, nil
+}
+
+// applicationsWatchedCondition is the ManagedClusterAddOn condition for what is there.
+// Argo CD missing comes first: without it no namespace matters.
+func applicationsWatchedCondition(installed bool, missing []string) metav1.Condition {
+	cond := metav1.Condition{Type: apps.ConditionApplicationsWatched}
+	switch {
+	case !installed:
+		cond.Status, cond.Reason = metav1.ConditionFalse, apps.ReasonArgoCDNotInstalled
+		cond.Message = fmt.Sprintf("Argo CD is not installed on the cluster: CRD %s not found or not established. "+
+			"Applications are reported as soon as it is installed.", applicationCRDName)
+	case len(missing) > 0:
+		cond.Status, cond.Reason = metav1.ConditionFalse, apps.ReasonWatchedNamespaceMissing
+		cond.Message = fmt.Sprintf("Watched namespaces not found on the cluster: %s. "+
+			"Their Applications are reported as soon as they exist.", strings.Join(missing, ", "))
+	default:
+		cond.Status, cond.Reason = metav1.ConditionTrue, apps.ReasonApplicationsWatched
+		cond.Message = "Argo CD Applications are watched and reported."
+	}
+	return cond
+}
+
+// setCondition patches the condition onto the ManagedClusterAddOn's status when it
+// changed, with an optimistic lock so the conditions other components keep there are
+// never overwritten by a stale copy; a conflict is retried through the queue.
+func (r *environmentReconciler) setCondition(ctx context.Context, cond metav1.Condition) error {
+	mca := &addonv1alpha1.ManagedClusterAddOn{}
+	key := types.NamespacedName{Namespace: r.clusterName, Name: apps.AddonName}
+	if err := r.hubReader.Get(ctx, key, mca); err != nil {
+		return fmt.Errorf("reading ManagedClusterAddOn %s on the hub: %w", key, err)
+	}
+	before := mca.DeepCopy()
+	cond.ObservedGeneration = mca.Generation
+	if !meta.SetStatusCondition(&mca.Status.Conditions, cond) {
+		return nil
+	}
+	if err := r.hubWriter.Status().Patch(ctx, mca, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("setting condition %s on ManagedClusterAddOn %s: %w", cond.Type, key, err)
+	}
+	ctrl.LoggerFrom(ctx).V(2).Info("ManagedClusterAddOn condition changed", "type", cond.Type, "status", cond.Status, "reason", cond.Reason)
+	return nil
+}

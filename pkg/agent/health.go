@@ -1,0 +1,70 @@
+package agent
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+)
+
+// Deadlines of the health checks: the lease updater calls them in line, once a minute.
+const (
+	cacheSyncCheckTimeout = time.Second
+	hubCheckTimeout       = 10 * time.Second
+)
+
+// healthChecks gate the addon Lease: it is renewed only while the agent's informers are
+// synced and the hub answers the agent's own credentials, so the ManagedClusterAddOn's
+// Available condition means "reports flow", not merely "the pod runs".
+type healthChecks struct {
+	managed     cache.Cache
+	hub         cluster.Cluster
+	clusterName string
+	// hubDown remembers the last hub check, so only changes are logged.
+	hubDown atomic.Bool
+}
+
+func newHealthChecks(managed cache.Cache, hub cluster.Cluster, clusterName string) *healthChecks {
+	return &healthChecks{managed: managed, hub: hub, clusterName: clusterName}
+}
+
+// cachesSynced is true when every informer of both caches has synced.
+func (h *healthChecks) cachesSynced() bool {
+	ctx, cancel := context.WithTimeout(context.Background(), cacheSyncCheckTimeout)
+	defer cancel()
+	synced := h.managed.WaitForCacheSync(ctx) && h.hub.GetCache().WaitForCacheSync(ctx)
+	if !synced {
+		ctrl.Log.WithName("agent").WithName("lease").V(2).Info("Not renewing the addon lease: informers are not synced")
+	}
+	return synced
+}
+
+// hubWorks reads the agent's own ManagedClusterAddOn, the cheapest request its hub Role
+// allows, with its hub credentials. NotFound still proves the hub answers and trusts them.
+func (h *healthChecks) hubWorks() bool {
+	ctx, cancel := context.WithTimeout(context.Background(), hubCheckTimeout)
+	defer cancel()
+	err := h.hub.GetAPIReader().Get(ctx, types.NamespacedName{Namespace: h.clusterName, Name: apps.AddonName}, &addonv1alpha1.ManagedClusterAddOn{})
+	works := err == nil || apierrors.IsNotFound(err)
+	log := ctrl.Log.WithName("agent").WithName("lease")
+	if works {
+		hubReachable.Set(1)
+		if h.hubDown.Swap(false) {
+			log.V(2).Info("The hub answers again: renewing the addon lease")
+		}
+	} else {
+		hubReachable.Set(0)
+		if !h.hubDown.Swap(true) {
+			log.V(2).Info("Not renewing the addon lease: the hub does not answer", "error", err.Error())
+		}
+	}
+	return works
+}

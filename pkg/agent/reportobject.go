@@ -1,0 +1,73 @@
+package agent
+
+import (
+	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/report"
+)
+
+// pulledFromHub says whether app was delivered from the hub: the propagation controller
+// puts the hub Application's namespace and name on every payload. Applications created
+// on the managed cluster itself get no report.
+func pulledFromHub(app *argov1alpha1.Application) bool {
+	a := app.GetAnnotations()
+	return a[apps.AnnotationHubApplicationNamespace] != "" && a[apps.AnnotationHubApplicationName] != ""
+}
+
+// desiredReport is the report of app as the agent wants it on the hub. ObservedAt is
+// left for the write to set.
+func desiredReport(app *argov1alpha1.Application, clusterName string) *appsv1alpha1.ApplicationStatusReport {
+	a := app.GetAnnotations()
+	source := appsv1alpha1.ApplicationReportSource{
+		Cluster:                 clusterName,
+		Namespace:               app.Namespace,
+		Name:                    app.Name,
+		UID:                     string(app.UID),
+		HubApplicationNamespace: a[apps.AnnotationHubApplicationNamespace],
+		HubApplicationName:      a[apps.AnnotationHubApplicationName],
+		ApplicationSet:          a[apps.AnnotationHostingApplicationSet],
+	}
+	labels := map[string]string{
+		apps.LabelReportManagedBy:      apps.ReportManagedByAgent,
+		apps.LabelReportHubApplication: apps.HubApplicationLabelValue(source.HubApplicationNamespace, source.HubApplicationName),
+	}
+	if source.ApplicationSet != "" {
+		labels[apps.LabelReportApplicationSet] = apps.ApplicationSetLabelValue(source.ApplicationSet)
+	}
+	return &appsv1alpha1.ApplicationStatusReport{
+		TypeMeta: metav1.TypeMeta{
+			APIVersion: appsv1alpha1.GroupVersion.String(),
+			Kind:       "ApplicationStatusReport",
+		},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      report.ReportName(app.Namespace, app.Name),
+			Namespace: clusterName,
+			Labels:    labels,
+		},
+		Source: source,
+		Status: report.Summarize(app),
+	}
+}
+
+// sameContent says whether current already says what desired says: the agent's labels,
+// the source and the status, ignoring ObservedAt (the time of the last write).
+func sameContent(current, desired *appsv1alpha1.ApplicationStatusReport) bool {
+	for k, v := range desired.Labels {
+		if current.Labels[k] != v {
+			return false
+		}
+	}
+	if _, ok := current.Labels[apps.LabelReportApplicationSet]; ok && desired.Labels[apps.LabelReportApplicationSet] == "" {
+		return false
+	}
+	if current.Source != desired.Source {
+		return false
+	}
+	cs, ds := current.Status, desired.Status
+	cs.ObservedAt, ds.ObservedAt = metav1.Time{}, metav1.Time{}
+	return equality.Semantic.DeepEqual(cs, ds)
+}

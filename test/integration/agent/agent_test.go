@@ -1,0 +1,350 @@
+package agent_test
+
+import (
+	"fmt"
+	"net"
+	"time"
+
+	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	"github.com/argoproj/gitops-engine/pkg/health"
+	synccommon "github.com/argoproj/gitops-engine/pkg/sync/common"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/agent"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/report"
+)
+
+var _ = Describe("Agent", Ordered, func() {
+	Context("on a managed cluster without Argo CD", func() {
+		It("says on its ManagedClusterAddOn that Argo CD is not installed, and keeps running", func() {
+			Eventually(addonCondition).Should(HaveField("Reason", apps.ReasonArgoCDNotInstalled))
+			Expect(addonCondition().Status).To(Equal(metav1.ConditionFalse))
+			Consistently(theAgent.done).ShouldNot(Receive())
+		})
+
+		It("reports Applications once Argo CD's CRD appears, and names the missing watched namespace", func() {
+			Expect(managedServer.InstallArgoCDCRDs()).To(Succeed())
+			createApplication(newApplication(argoNamespace, "first").pulled().obj(), syncedHealthy("abc"))
+			Eventually(reportOf(argoNamespace, "first")).Should(HaveField("Status.Sync.Status", appsv1alpha1.SyncStatusSynced))
+
+			Eventually(addonCondition).Should(HaveField("Reason", apps.ReasonWatchedNamespaceMissing))
+			Expect(addonCondition().Message).To(ContainSubstring(teamNamespace))
+		})
+
+		It("clears the condition once the namespace exists, and reports its Applications", func() {
+			Expect(managed.Create(ctx, namespace(teamNamespace))).To(Succeed())
+			Eventually(addonCondition).Should(And(
+				HaveField("Status", metav1.ConditionTrue), HaveField("Reason", apps.ReasonApplicationsWatched)))
+
+			createApplication(newApplication(teamNamespace, "team-app").pulled().obj(), syncedHealthy("def"))
+			Eventually(reportOf(teamNamespace, "team-app")).Should(HaveField("Status.Sync.Revision", "def"))
+		})
+	})
+
+	Context("reporting Applications", func() {
+		DescribeTable("reports the status Argo CD wrote",
+			func(name string, status argov1alpha1.ApplicationStatus, want func(Gomega, appsv1alpha1.ApplicationReportStatus)) {
+				createApplication(newApplication(argoNamespace, name).pulled().obj(), status)
+				Eventually(func(g Gomega) {
+					rep := &appsv1alpha1.ApplicationStatusReport{}
+					g.Expect(hub.Get(ctx, reportKey(argoNamespace, name), rep)).To(Succeed())
+					g.Expect(rep.Status.ObservedAt.IsZero()).To(BeFalse())
+					want(g, rep.Status)
+				}).Should(Succeed())
+			},
+			Entry("Synced and Healthy", "synced-healthy", syncedHealthy("abc123"), func(g Gomega, s appsv1alpha1.ApplicationReportStatus) {
+				g.Expect(s.Sync).To(Equal(appsv1alpha1.SyncReport{Status: appsv1alpha1.SyncStatusSynced, Revision: "abc123"}))
+				g.Expect(s.Health.Status).To(Equal(appsv1alpha1.HealthStatusHealthy))
+				g.Expect(s.OperationState).To(HaveField("Phase", appsv1alpha1.OperationSucceeded))
+				g.Expect(s.OperationState.FinishedAt).NotTo(BeNil())
+				g.Expect(s.Resources).To(HaveLen(2))
+				g.Expect(s.Resources[0].Health).To(HaveField("Status", appsv1alpha1.HealthStatusHealthy))
+			}),
+			Entry("Progressing, operation running", "progressing", argov1alpha1.ApplicationStatus{
+				Sync:   argov1alpha1.SyncStatus{Status: argov1alpha1.SyncStatusCodeSynced, Revision: "abc"},
+				Health: argov1alpha1.HealthStatus{Status: health.HealthStatusProgressing},
+				OperationState: &argov1alpha1.OperationState{
+					Phase: synccommon.OperationRunning, Message: "waiting for healthy state of apps/Deployment/web", StartedAt: started,
+				},
+			}, func(g Gomega, s appsv1alpha1.ApplicationReportStatus) {
+				g.Expect(s.Health.Status).To(Equal(appsv1alpha1.HealthStatusProgressing))
+				g.Expect(s.OperationState).To(HaveField("Phase", appsv1alpha1.OperationRunning))
+				g.Expect(s.OperationState.Message).To(ContainSubstring("waiting for healthy state"))
+				g.Expect(s.OperationState.FinishedAt).To(BeNil())
+			}),
+			Entry("SyncError with a failing resource", "sync-error", argov1alpha1.ApplicationStatus{
+				Sync:   argov1alpha1.SyncStatus{Status: argov1alpha1.SyncStatusCodeOutOfSync, Revision: "bad"},
+				Health: argov1alpha1.HealthStatus{Status: health.HealthStatusMissing},
+				OperationState: &argov1alpha1.OperationState{
+					Phase: synccommon.OperationFailed, Message: "one or more objects failed to apply", StartedAt: started, FinishedAt: &finished,
+				},
+				Conditions: []argov1alpha1.ApplicationCondition{{
+					Type: argov1alpha1.ApplicationConditionSyncError, Message: "Failed sync attempt to bad: one or more objects failed to apply", LastTransitionTime: &started,
+				}},
+				Resources: []argov1alpha1.ResourceStatus{{
+					Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "guestbook", Name: "web",
+					Status: argov1alpha1.SyncStatusCodeOutOfSync, Health: &argov1alpha1.HealthStatus{Status: health.HealthStatusMissing},
+				}},
+			}, func(g Gomega, s appsv1alpha1.ApplicationReportStatus) {
+				g.Expect(s.Sync.Status).To(Equal(appsv1alpha1.SyncStatusOutOfSync))
+				g.Expect(s.OperationState).To(HaveField("Phase", appsv1alpha1.OperationFailed))
+				g.Expect(s.Conditions).To(ConsistOf(And(HaveField("Type", "SyncError"), HaveField("Message", ContainSubstring("failed to apply")),
+					HaveField("LastTransitionTime", Not(BeNil())))))
+				g.Expect(s.Resources).To(ConsistOf(And(HaveField("Name", "web"), HaveField("Status", appsv1alpha1.SyncStatusOutOfSync),
+					HaveField("Health.Status", appsv1alpha1.HealthStatusMissing))))
+			}),
+			Entry("ComparisonError", "comparison-error", argov1alpha1.ApplicationStatus{
+				Sync:   argov1alpha1.SyncStatus{Status: argov1alpha1.SyncStatusCodeUnknown},
+				Health: argov1alpha1.HealthStatus{Status: health.HealthStatusHealthy},
+				Conditions: []argov1alpha1.ApplicationCondition{{
+					Type: argov1alpha1.ApplicationConditionComparisonError, Message: "rpc error: code = Unknown desc = repository not found", LastTransitionTime: &started,
+				}},
+			}, func(g Gomega, s appsv1alpha1.ApplicationReportStatus) {
+				g.Expect(s.Sync.Status).To(Equal(appsv1alpha1.SyncStatusUnknown))
+				g.Expect(s.Conditions).To(ConsistOf(HaveField("Type", "ComparisonError")))
+			}),
+			Entry("OperationError", "operation-error", argov1alpha1.ApplicationStatus{
+				Sync:   argov1alpha1.SyncStatus{Status: argov1alpha1.SyncStatusCodeOutOfSync},
+				Health: argov1alpha1.HealthStatus{Status: health.HealthStatusHealthy},
+				OperationState: &argov1alpha1.OperationState{
+					Phase: synccommon.OperationError, Message: "ComparisonError: project default not found", StartedAt: started, FinishedAt: &finished,
+				},
+				Conditions: []argov1alpha1.ApplicationCondition{{Type: "OperationError", Message: "project default not found", LastTransitionTime: &started}},
+			}, func(g Gomega, s appsv1alpha1.ApplicationReportStatus) {
+				g.Expect(s.OperationState).To(HaveField("Phase", appsv1alpha1.OperationError))
+				g.Expect(s.Conditions).To(ConsistOf(HaveField("Type", "OperationError")))
+			}),
+			Entry("resources without health: health kept in the app tree (Argo CD v3)", "app-tree", argov1alpha1.ApplicationStatus{
+				Sync:                 argov1alpha1.SyncStatus{Status: argov1alpha1.SyncStatusCodeSynced, Revision: "v3"},
+				Health:               argov1alpha1.HealthStatus{Status: health.HealthStatusDegraded},
+				ResourceHealthSource: argov1alpha1.ResourceHealthLocationAppTree,
+				Resources: []argov1alpha1.ResourceStatus{
+					{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "guestbook", Name: "web", Status: argov1alpha1.SyncStatusCodeSynced},
+					{Version: "v1", Kind: "ConfigMap", Namespace: "guestbook", Name: "web-config", Status: argov1alpha1.SyncStatusCodeSynced,
+						Health: &argov1alpha1.HealthStatus{Status: health.HealthStatusHealthy}},
+				},
+			}, func(g Gomega, s appsv1alpha1.ApplicationReportStatus) {
+				g.Expect(s.ResourceHealthSource).To(Equal(appsv1alpha1.ResourceHealthSourceAppTree))
+				g.Expect(s.Resources).To(ConsistOf(
+					And(HaveField("Kind", "Deployment"), HaveField("Health", BeNil())),
+					And(HaveField("Kind", "ConfigMap"), HaveField("Health.Status", appsv1alpha1.HealthStatusHealthy))))
+			}),
+		)
+
+		It("fills the source and the labels a hub reader selects reports by", func() {
+			app := newApplication(argoNamespace, "from-appset").pulled().ownedBy("appsets/guestbook").obj()
+			created := createApplication(app, syncedHealthy("abc"))
+			rep := &appsv1alpha1.ApplicationStatusReport{}
+			Eventually(func() error { return hub.Get(ctx, reportKey(argoNamespace, "from-appset"), rep) }).Should(Succeed())
+			Expect(rep.Source).To(Equal(appsv1alpha1.ApplicationReportSource{
+				Cluster: clusterName, Namespace: argoNamespace, Name: "from-appset", UID: string(created.UID),
+				HubApplicationNamespace: hubAppNS, HubApplicationName: "from-appset", ApplicationSet: "appsets/guestbook",
+			}))
+
+			byApp := &appsv1alpha1.ApplicationStatusReportList{}
+			Expect(hub.List(ctx, byApp, client.MatchingLabels{
+				apps.LabelReportHubApplication: apps.HubApplicationLabelValue(hubAppNS, "from-appset")})).To(Succeed())
+			Expect(byApp.Items).To(ConsistOf(HaveField("Name", rep.Name)))
+			byAppSet := &appsv1alpha1.ApplicationStatusReportList{}
+			Expect(hub.List(ctx, byAppSet, client.MatchingLabels{
+				apps.LabelReportApplicationSet: apps.ApplicationSetLabelValue("appsets/guestbook")})).To(Succeed())
+			Expect(byAppSet.Items).To(ConsistOf(HaveField("Name", rep.Name)))
+		})
+
+		It("writes no report for an Application created on the managed cluster itself", func() {
+			createApplication(newApplication(argoNamespace, "local-only").obj(), syncedHealthy("abc"))
+			Consistently(func() bool {
+				return apierrors.IsNotFound(hub.Get(ctx, reportKey(argoNamespace, "local-only"), &appsv1alpha1.ApplicationStatusReport{}))
+			}).Should(BeTrue())
+			Expect(writes.of(report.ReportName(argoNamespace, "local-only"))).To(BeZero())
+		})
+
+		It("updates the report when Argo CD changes the status", func() {
+			key := createApplication(newApplication(argoNamespace, "changing").pulled().obj(), syncedHealthy("one"))
+			Eventually(reportOf(argoNamespace, "changing")).Should(HaveField("Status.Sync.Revision", "one"))
+			status := syncedHealthy("two")
+			status.Health = argov1alpha1.HealthStatus{Status: health.HealthStatusDegraded, Message: "Deployment has minimum availability false"}
+			Expect(setStatus(ctx, managed, client.ObjectKeyFromObject(key), status)).To(Succeed())
+			Eventually(reportOf(argoNamespace, "changing")).Should(And(
+				HaveField("Status.Sync.Revision", "two"),
+				HaveField("Status.Health", appsv1alpha1.HealthReport{Status: appsv1alpha1.HealthStatusDegraded, Message: "Deployment has minimum availability false"})))
+		})
+
+		It("deletes the report when the Application is deleted", func() {
+			app := createApplication(newApplication(argoNamespace, "short-lived").pulled().obj(), syncedHealthy("abc"))
+			Eventually(reportOf(argoNamespace, "short-lived")).ShouldNot(BeNil())
+			Expect(managed.Delete(ctx, app)).To(Succeed())
+			Eventually(func() bool {
+				return apierrors.IsNotFound(hub.Get(ctx, reportKey(argoNamespace, "short-lived"), &appsv1alpha1.ApplicationStatusReport{}))
+			}).Should(BeTrue())
+		})
+
+		It("coalesces a burst of 100 status updates into a handful of writes", func() {
+			app := createApplication(newApplication(argoNamespace, "bursty").pulled().obj(), syncedHealthy("rev-start"))
+			name := report.ReportName(argoNamespace, "bursty")
+			Eventually(reportOf(argoNamespace, "bursty")).Should(HaveField("Status.Sync.Revision", "rev-start"))
+			before := writes.of(name)
+			for i := range 100 {
+				Expect(setStatus(ctx, managed, client.ObjectKeyFromObject(app), syncedHealthy(fmt.Sprintf("rev-%03d", i)))).To(Succeed())
+			}
+			Eventually(reportOf(argoNamespace, "bursty")).Should(HaveField("Status.Sync.Revision", "rev-099"))
+			Consistently(func() int { return writes.of(name) }).Should(Equal(writes.of(name)))
+			burstWrites := writes.of(name) - before
+			AddReportEntry("writes for 100 status updates", burstWrites)
+			Expect(burstWrites).To(And(BeNumerically(">=", 1), BeNumerically("<=", 10)))
+		})
+
+		It("writes nothing when an Application changes in ways the report does not show", func() {
+			app := createApplication(newApplication(argoNamespace, "quiet").pulled().obj(), syncedHealthy("abc"))
+			name := report.ReportName(argoNamespace, "quiet")
+			Eventually(reportOf(argoNamespace, "quiet")).Should(HaveField("Status.Sync.Revision", "abc"))
+			written := writes.of(name)
+			unchangedBefore := unchangedReconciles()
+			for i := range 5 {
+				status := syncedHealthy("abc")
+				status.ReconciledAt = &metav1.Time{Time: started.Add(time.Duration(i+1) * time.Minute)}
+				Expect(setStatus(ctx, managed, client.ObjectKeyFromObject(app), status)).To(Succeed())
+			}
+			// The agent did look at the changes, and wrote nothing.
+			Eventually(unchangedReconciles).Should(BeNumerically(">", unchangedBefore))
+			Consistently(func() int { return writes.of(name) }).Should(Equal(written))
+		})
+	})
+
+	Context("when the hub is unreachable", func() {
+		It("retries with backoff and writes what changed once the hub is back", func() {
+			app := createApplication(newApplication(argoNamespace, "outage").pulled().obj(), syncedHealthy("before"))
+			Eventually(reportOf(argoNamespace, "outage")).Should(HaveField("Status.Sync.Revision", "before"))
+
+			errorsBefore := writeErrors()
+			hubProxy.setDown(true)
+			Expect(setStatus(ctx, managed, client.ObjectKeyFromObject(app), syncedHealthy("during"))).To(Succeed())
+			Eventually(writeErrors).Should(BeNumerically(">", errorsBefore), "the agent tried and failed")
+			Consistently(reportOf(argoNamespace, "outage")).Should(HaveField("Status.Sync.Revision", "before"))
+			hubProxy.setDown(false)
+			Eventually(reportOf(argoNamespace, "outage"), time.Minute).Should(HaveField("Status.Sync.Revision", "during"))
+		})
+	})
+
+	Context("after a restart", func() {
+		It("deletes the reports of Applications that are gone and refreshes the rest", func() {
+			kept := reportOf(argoNamespace, "first")()
+			Expect(kept).NotTo(BeNil())
+			Expect(theAgent.stop()).To(Succeed())
+
+			// While the agent is down: one Application goes, one changes, and the hub holds
+			// a report of an Application that never existed here.
+			Expect(managed.Delete(ctx, &argov1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: argoNamespace, Name: "synced-healthy"}})).To(Succeed())
+			Expect(setStatus(ctx, managed, client.ObjectKey{Namespace: argoNamespace, Name: "changing"}, syncedHealthy("three"))).To(Succeed())
+			stale := &appsv1alpha1.ApplicationStatusReport{
+				ObjectMeta: metav1.ObjectMeta{Namespace: clusterName, Name: report.ReportName(argoNamespace, "never-here"),
+					Labels: map[string]string{apps.LabelReportManagedBy: apps.ReportManagedByAgent}},
+				Source: appsv1alpha1.ApplicationReportSource{Cluster: clusterName, Namespace: argoNamespace, Name: "never-here",
+					HubApplicationNamespace: hubAppNS, HubApplicationName: "never-here"},
+				Status: appsv1alpha1.ApplicationReportStatus{ObservedAt: metav1.Now()},
+			}
+			Expect(hub.Create(ctx, stale)).To(Succeed())
+
+			// This time the agent reads its hub kubeconfig from files, as in a pod.
+			kubeconfig, err := writeKubeconfig(GinkgoT().TempDir(), viaProxy(hubServer.Config, hubProxy))
+			Expect(err).NotTo(HaveOccurred())
+			theAgent = startAgent(func(o *agent.Options) {
+				o.HubKubeconfig = kubeconfig
+				o.ManagedConfig = rest.CopyConfig(managedServer.Config)
+			})
+
+			for _, gone := range []string{"synced-healthy", "never-here"} {
+				Eventually(func() bool {
+					return apierrors.IsNotFound(hub.Get(ctx, reportKey(argoNamespace, gone), &appsv1alpha1.ApplicationStatusReport{}))
+				}).Should(BeTrue(), "report of %s", gone)
+			}
+			Eventually(reportOf(argoNamespace, "changing")).Should(HaveField("Status.Sync.Revision", "three"))
+			Consistently(reportOf(argoNamespace, "first")).Should(HaveField("ResourceVersion", kept.ResourceVersion),
+				"an unchanged report is not rewritten")
+		})
+	})
+
+	Context("the addon lease", func() {
+		It("is renewed in the install namespace while the agent is healthy", func() {
+			Eventually(func(g Gomega) {
+				lease := &coordinationv1.Lease{}
+				g.Expect(managed.Get(ctx, client.ObjectKey{Namespace: addonNamespace, Name: apps.AddonName}, lease)).To(Succeed())
+				g.Expect(lease.Spec.RenewTime).NotTo(BeNil())
+				g.Expect(time.Since(lease.Spec.RenewTime.Time)).To(BeNumerically("<", 2*time.Minute))
+			}).Should(Succeed())
+		})
+
+		It("is not renewed by an agent that cannot reach the hub", func() {
+			const deadHubNamespace = "dead-hub-agent"
+			Expect(managed.Create(ctx, namespace(deadHubNamespace))).To(Succeed())
+			deadHub := rest.CopyConfig(hubServer.Config)
+			deadHub.Host = "https://" + deadLoopbackAddress()
+			unhealthy := startAgent(func(o *agent.Options) {
+				o.HubConfig = deadHub
+				o.ManagedConfig = rest.CopyConfig(managedServer.Config)
+				o.AddonNamespace = deadHubNamespace
+			})
+			DeferCleanup(func() { Expect(unhealthy.stop()).To(Succeed()) })
+
+			Consistently(func() bool {
+				return apierrors.IsNotFound(managed.Get(ctx, client.ObjectKey{Namespace: deadHubNamespace, Name: apps.AddonName}, &coordinationv1.Lease{}))
+			}, 5*time.Second).Should(BeTrue())
+			Expect(unhealthy.done).NotTo(Receive(), "the agent keeps running while the hub is away")
+		})
+	})
+})
+
+// createApplication creates app on the managed cluster, then writes status the way Argo
+// CD does, and returns the Application.
+func createApplication(app *argov1alpha1.Application, status argov1alpha1.ApplicationStatus) *argov1alpha1.Application {
+	GinkgoHelper()
+	Expect(managed.Create(ctx, app)).To(Succeed())
+	Expect(setStatus(ctx, managed, client.ObjectKeyFromObject(app), status)).To(Succeed())
+	return app
+}
+
+func reportKey(namespace, name string) client.ObjectKey {
+	return client.ObjectKey{Namespace: clusterName, Name: report.ReportName(namespace, name)}
+}
+
+// reportOf returns a function that reads the hub report of an Application, nil if none.
+func reportOf(namespace, name string) func() *appsv1alpha1.ApplicationStatusReport {
+	return func() *appsv1alpha1.ApplicationStatusReport {
+		rep := &appsv1alpha1.ApplicationStatusReport{}
+		if err := hub.Get(ctx, reportKey(namespace, name), rep); err != nil {
+			return nil
+		}
+		return rep
+	}
+}
+
+// addonCondition is the agent's condition on its ManagedClusterAddOn (zero if not set).
+func addonCondition() metav1.Condition {
+	mca := managedClusterAddOn()
+	if err := hub.Get(ctx, client.ObjectKeyFromObject(mca), mca); err != nil {
+		return metav1.Condition{}
+	}
+	if c := meta.FindStatusCondition(mca.Status.Conditions, apps.ConditionApplicationsWatched); c != nil {
+		return *c
+	}
+	return metav1.Condition{}
+}
+
+// deadLoopbackAddress is a loopback address nothing listens on.
+func deadLoopbackAddress() string {
+	GinkgoHelper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	Expect(err).NotTo(HaveOccurred())
+	addr := l.Addr().String()
+	Expect(l.Close()).To(Succeed())
+	return addr
+}

@@ -1,0 +1,166 @@
+package agent_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/agent"
+	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
+)
+
+const (
+	benchApplications  = 500
+	benchChangesPerSec = 10
+	benchWindow        = 10 * time.Second
+)
+
+// BenchmarkAgent500Applications measures the agent, in this process, against its own hub
+// and managed-cluster API servers: resident memory and CPU with 500 pulled Applications
+// at steady state, then under 10 Application status changes per second. It prints
+// figures and asserts none. CPU and RSS are the test process's, which is the agent plus
+// a test client sending 10 updates per second; the API servers are other processes.
+//
+//	KUBEBUILDER_ASSETS=$PWD/bin/envtest go test ./test/integration/agent/ -run '^$' -bench Agent500 -benchtime 1x -timeout 20m
+func BenchmarkAgent500Applications(b *testing.B) {
+	ctx := context.Background()
+	// The agent logs nothing at V(0) per Application; the API servers' start-up is noise here.
+	ctrl.SetLogger(logr.Discard())
+	hubServer, err := framework.StartAPIServer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = hubServer.Stop() })
+	managedServer, err := framework.StartAPIServer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = managedServer.Stop() })
+	hub, managed := hubServer.Client, managedServer.Client
+	for _, obj := range []client.Object{namespace(clusterName), managedClusterAddOn()} {
+		must(b, hub.Create(ctx, obj))
+	}
+	for _, ns := range []string{argoNamespace, teamNamespace, addonNamespace} {
+		must(b, managed.Create(ctx, namespace(ns)))
+	}
+	keys := make([]client.ObjectKey, benchApplications)
+	for i := range keys {
+		app := newApplication(argoNamespace, fmt.Sprintf("app-%03d", i)).pulled().obj()
+		must(b, managed.Create(ctx, app))
+		keys[i] = client.ObjectKeyFromObject(app)
+		must(b, setStatus(ctx, managed, keys[i], syncedHealthy("rev-0")))
+	}
+
+	counted := newWriteCounter()
+	hubCfg := rest.CopyConfig(hubServer.Config)
+	hubCfg.WrapTransport = counted.wrap
+	a := startAgent(func(o *agent.Options) {
+		o.HubConfig = hubCfg
+		o.ManagedConfig = rest.CopyConfig(managedServer.Config)
+	})
+	b.Cleanup(func() { _ = a.stop() })
+
+	startedAt := time.Now()
+	for {
+		list := &appsv1alpha1.ApplicationStatusReportList{}
+		must(b, hub.List(ctx, list, client.InNamespace(clusterName)))
+		if len(list.Items) == benchApplications {
+			break
+		}
+		if time.Since(startedAt) > 5*time.Minute {
+			b.Fatalf("%d of %d reports after 5 minutes", len(list.Items), benchApplications)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	toAllReports := time.Since(startedAt)
+	time.Sleep(3 * time.Second) // let the initial burst settle before measuring
+
+	b.ResetTimer()
+	for b.Loop() {
+		// Steady state: nothing changes.
+		writesBefore, cpuBefore, wallBefore := counted.total(), cpuTime(), time.Now()
+		time.Sleep(benchWindow)
+		b.ReportMetric(cpuMillisPerSecond(cpuTime()-cpuBefore, time.Since(wallBefore)), "steady-cpu-ms/s")
+		b.ReportMetric(float64(counted.total()-writesBefore), "steady-writes")
+		b.ReportMetric(rssMiB(), "steady-rss-MiB")
+		b.ReportMetric(heapMiB(), "steady-heap-MiB")
+		b.ReportMetric(toAllReports.Seconds(), "s-to-500-reports")
+
+		// Churn: 10 status changes per second, each to another Application.
+		writesBefore, cpuBefore, wallBefore = counted.total(), cpuTime(), time.Now()
+		tick := time.NewTicker(time.Second / benchChangesPerSec)
+		changes := int(benchWindow.Seconds()) * benchChangesPerSec
+		for i := range changes {
+			<-tick.C
+			must(b, setStatus(ctx, managed, keys[i%len(keys)], syncedHealthy(fmt.Sprintf("rev-%d", i+1))))
+		}
+		tick.Stop()
+		// Let the last changes' coalescing window pass, so their writes are counted.
+		time.Sleep(2 * agent.DefaultCoalesceWindow)
+		b.ReportMetric(cpuMillisPerSecond(cpuTime()-cpuBefore, time.Since(wallBefore)), "churn-cpu-ms/s")
+		b.ReportMetric(float64(counted.total()-writesBefore)/float64(changes), "churn-writes/change")
+		b.ReportMetric(rssMiB(), "churn-rss-MiB")
+	}
+}
+
+func must(b *testing.B, err error) {
+	b.Helper()
+	if err != nil {
+		b.Fatal(err)
+	}
+}
+
+// cpuTime is the user and system CPU time this process used so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// cpuMillisPerSecond is CPU milliseconds used per wall-clock second.
+func cpuMillisPerSecond(cpu, wall time.Duration) float64 {
+	return float64(cpu.Milliseconds()) / wall.Seconds()
+}
+
+// heapMiB is the Go heap in use after a collection.
+func heapMiB() float64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return float64(m.HeapInuse) / (1 << 20)
+}
+
+// rssMiB is this process's resident set size, from /proc/self/status.
+func rssMiB() float64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer func() { _ = f.Close() }()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if rest, ok := strings.CutPrefix(s.Text(), "VmRSS:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			if err != nil {
+				return 0
+			}
+			return kb / 1024
+		}
+	}
+	return 0
+}

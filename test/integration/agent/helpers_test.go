@@ -1,0 +1,301 @@
+package agent_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	"github.com/argoproj/gitops-engine/pkg/health"
+	synccommon "github.com/argoproj/gitops-engine/pkg/sync/common"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/agent"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+)
+
+// Names the tests share.
+const (
+	clusterName    = "cluster1"
+	argoNamespace  = "argocd"
+	teamNamespace  = "team-b"
+	addonNamespace = "open-cluster-management-agent-addon"
+	hubAppNS       = "hub-apps"
+)
+
+// runningAgent is an agent running in the test process.
+type runningAgent struct {
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// startAgent runs an agent until stop; opts gets the test defaults first.
+func startAgent(configure func(*agent.Options)) *runningAgent {
+	o := agent.NewOptions()
+	o.ClusterName = clusterName
+	o.AddonNamespace = addonNamespace
+	o.WatchNamespaces = []string{argoNamespace, teamNamespace}
+	o.Endpoints.MetricsAddr, o.Endpoints.ProbeAddr = "0", "0"
+	configure(o)
+	ctx, cancel := context.WithCancel(context.Background())
+	a := &runningAgent{cancel: cancel, done: make(chan error, 1)}
+	go func() { a.done <- o.Run(ctx) }()
+	return a
+}
+
+// stop stops the agent and returns what Run returned.
+func (a *runningAgent) stop() error {
+	a.cancel()
+	select {
+	case err := <-a.done:
+		return err
+	case <-time.After(time.Minute):
+		return errors.New("agent did not stop within a minute")
+	}
+}
+
+// writeCounter counts the agent's write requests to reports on the hub, by report name.
+type writeCounter struct {
+	mu     sync.Mutex
+	byName map[string]int
+}
+
+func newWriteCounter() *writeCounter { return &writeCounter{byName: map[string]int{}} }
+
+func (c *writeCounter) of(name string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.byName[name]
+}
+
+func (c *writeCounter) total() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, v := range c.byName {
+		n += v
+	}
+	return n
+}
+
+// wrap counts POST, PUT, PATCH and DELETE requests to
+// /apis/apps.open-cluster-management.io/v1alpha1/namespaces/<ns>/applicationstatusreports/<name>.
+func (c *writeCounter) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+		switch req.Method {
+		case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
+			parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
+			if len(parts) >= 7 && parts[5] == "applicationstatusreports" {
+				c.mu.Lock()
+				c.byName[parts[6]]++
+				c.mu.Unlock()
+			}
+		}
+		return rt.RoundTrip(req)
+	})
+}
+
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// tcpProxy forwards TCP connections to an API server and can cut them, so a test can
+// make the hub unreachable for one agent without stopping the hub.
+type tcpProxy struct {
+	listener net.Listener
+	target   string
+	mu       sync.Mutex
+	down     bool
+	conns    map[net.Conn]struct{}
+}
+
+func startTCPProxy(target string) (*tcpProxy, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("listening for the proxy: %w", err)
+	}
+	p := &tcpProxy{listener: l, target: target, conns: map[net.Conn]struct{}{}}
+	go p.serve()
+	return p, nil
+}
+
+func (p *tcpProxy) addr() string { return p.listener.Addr().String() }
+
+func (p *tcpProxy) serve() {
+	for {
+		in, err := p.listener.Accept()
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		down := p.down
+		if !down {
+			p.conns[in] = struct{}{}
+		}
+		p.mu.Unlock()
+		if down {
+			_ = in.Close()
+			continue
+		}
+		go p.forward(in)
+	}
+}
+
+func (p *tcpProxy) forward(in net.Conn) {
+	out, err := net.Dial("tcp", p.target)
+	if err != nil {
+		_ = in.Close()
+		return
+	}
+	p.mu.Lock()
+	p.conns[out] = struct{}{}
+	p.mu.Unlock()
+	go func() { _, _ = io.Copy(out, in); _ = out.Close() }()
+	_, _ = io.Copy(in, out)
+	_ = in.Close()
+}
+
+// setDown cuts every open connection and refuses new ones, or accepts them again.
+func (p *tcpProxy) setDown(down bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = down
+	if down {
+		for c := range p.conns {
+			_ = c.Close()
+		}
+		p.conns = map[net.Conn]struct{}{}
+	}
+}
+
+func (p *tcpProxy) close() { _ = p.listener.Close(); p.setDown(true) }
+
+// viaProxy is cfg with its host replaced by the proxy's address.
+func viaProxy(cfg *rest.Config, p *tcpProxy) *rest.Config {
+	c := rest.CopyConfig(cfg)
+	c.Host = "https://" + p.addr()
+	return c
+}
+
+// hostPort is the host:port of cfg's API server.
+func hostPort(cfg *rest.Config) (string, error) {
+	u, err := url.Parse(cfg.Host)
+	if err != nil {
+		return "", fmt.Errorf("parsing API server address %q: %w", cfg.Host, err)
+	}
+	if u.Host == "" {
+		return cfg.Host, nil
+	}
+	return u.Host, nil
+}
+
+// writeKubeconfig writes cfg as addon registration does: a kubeconfig naming its client
+// certificate and key as files next to it. It returns the kubeconfig's path.
+func writeKubeconfig(dir string, cfg *rest.Config) (string, error) {
+	files := map[string][]byte{"ca.crt": cfg.CAData, "tls.crt": cfg.CertData, "tls.key": cfg.KeyData}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			return "", fmt.Errorf("writing %s: %w", name, err)
+		}
+	}
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["hub"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthority: filepath.Join(dir, "ca.crt")}
+	kc.AuthInfos["agent"] = &clientcmdapi.AuthInfo{ClientCertificate: filepath.Join(dir, "tls.crt"), ClientKey: filepath.Join(dir, "tls.key")}
+	kc.Contexts["hub"] = &clientcmdapi.Context{Cluster: "hub", AuthInfo: "agent"}
+	kc.CurrentContext = "hub"
+	path := filepath.Join(dir, "kubeconfig")
+	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+		return "", fmt.Errorf("writing kubeconfig: %w", err)
+	}
+	return path, nil
+}
+
+// applicationBuilder builds Applications as the propagation controller delivers them:
+// newApplication("guestbook").pulled().obj().
+type applicationBuilder struct{ app argov1alpha1.Application }
+
+func newApplication(namespace, name string) *applicationBuilder {
+	b := &applicationBuilder{}
+	b.app.Namespace, b.app.Name = namespace, name
+	b.app.Spec = argov1alpha1.ApplicationSpec{
+		Project:     "default",
+		Destination: argov1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "guestbook"},
+		Source:      &argov1alpha1.ApplicationSource{RepoURL: "https://github.com/argoproj/argocd-example-apps", Path: "guestbook"},
+	}
+	return b
+}
+
+// pulled adds the annotations the hub puts on a payload.
+func (b *applicationBuilder) pulled() *applicationBuilder {
+	return b.annotate(apps.AnnotationHubApplicationNamespace, hubAppNS).annotate(apps.AnnotationHubApplicationName, b.app.Name)
+}
+
+func (b *applicationBuilder) ownedBy(appSet string) *applicationBuilder {
+	return b.annotate(apps.AnnotationHostingApplicationSet, appSet)
+}
+
+func (b *applicationBuilder) annotate(k, v string) *applicationBuilder {
+	if b.app.Annotations == nil {
+		b.app.Annotations = map[string]string{}
+	}
+	b.app.Annotations[k] = v
+	return b
+}
+
+func (b *applicationBuilder) obj() *argov1alpha1.Application { return b.app.DeepCopy() }
+
+// Status shapes as Argo CD writes them.
+var (
+	started  = metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	finished = metav1.NewTime(started.Add(time.Minute))
+)
+
+func syncedHealthy(rev string) argov1alpha1.ApplicationStatus {
+	return argov1alpha1.ApplicationStatus{
+		Sync:   argov1alpha1.SyncStatus{Status: argov1alpha1.SyncStatusCodeSynced, Revision: rev},
+		Health: argov1alpha1.HealthStatus{Status: health.HealthStatusHealthy},
+		OperationState: &argov1alpha1.OperationState{
+			Phase: synccommon.OperationSucceeded, Message: "successfully synced (all tasks run)", StartedAt: started, FinishedAt: &finished,
+		},
+		Resources: []argov1alpha1.ResourceStatus{
+			{Version: "v1", Kind: "Service", Namespace: "guestbook", Name: "guestbook-ui", Status: argov1alpha1.SyncStatusCodeSynced,
+				Health: &argov1alpha1.HealthStatus{Status: health.HealthStatusHealthy}},
+			{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "guestbook", Name: "guestbook-ui", Status: argov1alpha1.SyncStatusCodeSynced,
+				Health: &argov1alpha1.HealthStatus{Status: health.HealthStatusHealthy}},
+		},
+	}
+}
+
+// setStatus writes status as Argo CD does: an update of the whole Application, which has
+// no status subresource.
+func setStatus(ctx context.Context, c client.Client, key client.ObjectKey, status argov1alpha1.ApplicationStatus) error {
+	app := &argov1alpha1.Application{}
+	if err := c.Get(ctx, key, app); err != nil {
+		return err
+	}
+	app.Status = status
+	return c.Update(ctx, app)
+}
+
+func namespace(name string) *corev1.Namespace {
+	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+}
+
+func managedClusterAddOn() *addonv1alpha1.ManagedClusterAddOn {
+	return &addonv1alpha1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Namespace: clusterName, Name: apps.AddonName}}
+}

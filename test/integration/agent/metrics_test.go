@@ -1,0 +1,27 @@
+package agent_test
+
+import (
+	. "github.com/onsi/gomega"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+// counterValue sums a counter of controller-runtime's registry, where the agent's
+// metrics live, over its labels.
+func counterValue(name string) float64 {
+	families, err := metrics.Registry.Gather()
+	Expect(err).NotTo(HaveOccurred())
+	total := 0.0
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			total += m.GetCounter().GetValue()
+		}
+	}
+	return total
+}
+
+func unchangedReconciles() float64 { return counterValue("argocd_pull_agent_reports_unchanged_total") }
+
+func writeErrors() float64 { return counterValue("argocd_pull_agent_report_write_errors_total") }

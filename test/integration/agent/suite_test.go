@@ -1,0 +1,79 @@
+package agent_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/agent"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
+)
+
+// The hub and the managed cluster are two API servers; the agent under test runs in this
+// process against both. The managed cluster starts without Argo CD: the first specs
+// install it. Its hub traffic goes through hubProxy (so a spec can cut it) and is counted.
+var (
+	hubServer, managedServer *framework.APIServer
+	hub, managed             client.Client
+	hubProxy                 *tcpProxy
+	writes                   = newWriteCounter()
+	theAgent                 *runningAgent
+	ctx                      = context.Background()
+)
+
+func TestAgent(t *testing.T) {
+	SetDefaultEventuallyTimeout(30 * time.Second)
+	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
+	SetDefaultConsistentlyDuration(3 * time.Second)
+	SetDefaultConsistentlyPollingInterval(100 * time.Millisecond)
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "Agent against a real hub and a real managed-cluster kube-apiserver")
+}
+
+var _ = BeforeSuite(func() {
+	ctrl.SetLogger(GinkgoLogr)
+
+	var err error
+	hubServer, err = framework.StartAPIServer()
+	Expect(err).NotTo(HaveOccurred())
+	managedServer, err = framework.StartAPIServerWith(framework.APIServerOptions{WithoutArgoCD: true})
+	Expect(err).NotTo(HaveOccurred())
+	hub, managed = hubServer.Client, managedServer.Client
+
+	Expect(hub.Create(ctx, namespace(clusterName))).To(Succeed())
+	Expect(hub.Create(ctx, managedClusterAddOn())).To(Succeed())
+	Expect(managed.Create(ctx, namespace(argoNamespace))).To(Succeed())
+	Expect(managed.Create(ctx, namespace(addonNamespace))).To(Succeed())
+
+	GinkgoWriter.Println("hub at", hubServer.Config.Host)
+	target, err := hostPort(hubServer.Config)
+	Expect(err).NotTo(HaveOccurred())
+	hubProxy, err = startTCPProxy(target)
+	Expect(err).NotTo(HaveOccurred())
+	theAgent = startAgent(agentAgainstProxy)
+})
+
+// agentAgainstProxy configures the agent under test: hub through the proxy, writes counted.
+func agentAgainstProxy(o *agent.Options) {
+	cfg := viaProxy(hubServer.Config, hubProxy)
+	cfg.WrapTransport = writes.wrap
+	o.HubConfig = cfg
+	o.ManagedConfig = rest.CopyConfig(managedServer.Config)
+}
+
+var _ = AfterSuite(func() {
+	if theAgent != nil {
+		Expect(theAgent.stop()).To(Succeed())
+	}
+	if hubProxy != nil {
+		hubProxy.close()
+	}
+	Expect(managedServer.Stop()).To(Succeed())
+	Expect(hubServer.Stop()).To(Succeed())
+})
