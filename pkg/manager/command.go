@@ -10,6 +10,7 @@ import (
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -25,6 +26,7 @@ import (
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 	appsv1beta1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1beta1"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/endpoints"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/aggregation"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/appstatus"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/gitopscluster"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/propagation"
@@ -120,6 +122,9 @@ func (o *Options) Run(ctx context.Context) error {
 		ByObject: map[client.Object]cache.ByObject{
 			// Only the pull model's ManifestWorks, not every addon's and every user's.
 			&workv1.ManifestWork{}: {Label: labels.SelectorFromSet(labels.Set{apps.LabelPullToOCMManagedCluster: "true"})},
+			// Only this addon's ManagedClusterAddOns: their Available condition is the
+			// agents' availability.
+			&addonv1alpha1.ManagedClusterAddOn{}: {Field: fields.OneTermEqualSelector("metadata.name", apps.AddonName)},
 		},
 	}
 
@@ -176,4 +181,5 @@ var hubControllers = []hubController{
 	{name: "application status", setup: func(mgr ctrl.Manager) error {
 		return appstatus.NewReconciler(mgr.GetClient(), mgr.GetAPIReader()).SetupWithManager(mgr)
 	}},
+	{name: aggregation.ControllerName, setup: aggregation.Setup},
 }

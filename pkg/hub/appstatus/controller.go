@@ -28,6 +28,12 @@
 // work agent never observed still arrives as phase Succeeded with a new startedAt, which takes
 // Pending to Progressing and, once health is Healthy, on to Healthy in the same pass.
 //
+// The argocd-pull agent's ApplicationStatusReport adds what feedback cannot carry: the
+// resources with their sync and health, the conditions with the errors, and the health and
+// operation messages, so the hub's Argo CD UI and CLI show the spoke's real state. The same
+// reconcile combines both sources (report.go states the precedence rule), so they never
+// fight: the result is a function of the inputs and is written only when it differs.
+//
 // So the controller mirrors the five values verbatim, in a single write per change: it never
 // invents an intermediate Progressing (two writes per reconcile would race the ApplicationSet
 // controller's cache and leave it stuck at Progressing when it saw only the first), and when the
@@ -41,6 +47,7 @@ import (
 	"strings"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -49,6 +56,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -61,7 +69,8 @@ import (
 )
 
 // hubApplicationIndex indexes ManifestWorks by the "<namespace>/<name>" of the hub
-// Application their annotations point to.
+// Application their annotations point to, and ApplicationStatusReports by the one their
+// source names.
 const hubApplicationIndex = "appstatus.hubApplication"
 
 // ControllerName names the controller in logs and metrics.
@@ -94,12 +103,21 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &workv1.ManifestWork{}, hubApplicationIndex, indexHubApplication); err != nil {
 		return fmt.Errorf("indexing ManifestWorks by hub Application: %w", err)
 	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &appsv1alpha1.ApplicationStatusReport{}, hubApplicationIndex, indexReportHubApplication); err != nil {
+		return fmt.Errorf("indexing ApplicationStatusReports by hub Application: %w", err)
+	}
 	err := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&argov1alpha1.Application{}, builder.WithPredicates(pulledApplication(), applicationChanged())).
 		Watches(&workv1.ManifestWork{},
 			handler.EnqueueRequestsFromMapFunc(mapManifestWorkToApplication),
 			builder.WithPredicates(predicate.NewPredicateFuncs(hasPullLabel), feedbackChanged())).
+		Watches(&appsv1alpha1.ApplicationStatusReport{},
+			handler.EnqueueRequestsFromMapFunc(mapReportToApplication),
+			builder.WithPredicates(reportChanged())).
+		Watches(&addonv1alpha1.ManagedClusterAddOn{},
+			handler.EnqueueRequestsFromMapFunc(r.mapAddonToApplications),
+			builder.WithPredicates(predicate.NewPredicateFuncs(isAgentAddon), availabilityChanged())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).
 		Complete(r)
 	if err != nil {
@@ -138,24 +156,71 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	log = log.WithValues("manifestWork", klog.KObj(mw))
-	values, ok := ApplicationFeedback(mw)
-	if !ok {
-		log.V(4).Info("ManifestWork reports no status for the Application manifest yet")
-		return ctrl.Result{}, nil
-	}
+	ctx = ctrl.LoggerInto(ctx, log)
+	values, _ := ApplicationFeedback(mw)
 	fb, err := FeedbackFromValues(values)
 	if err != nil {
 		// Bad data from the spoke is not a reconcile error: retrying cannot fix it, and the
 		// well-formed values are still mirrored.
 		log.V(2).Info("Ignoring malformed ManifestWork feedback values", "reason", err.Error())
 	}
-	if fb.IsEmpty() {
+	report, err := r.reportFor(ctx, app, cluster)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if fb.IsEmpty() && report == nil {
+		log.V(4).Info("Neither ManifestWork feedback nor an agent report for the Application yet")
 		return ctrl.Result{}, nil
 	}
-	if err := r.mirror(ctx, app, fb); err != nil {
+	agent, err := r.agentAvailability(ctx, cluster)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	var reported *appsv1alpha1.ApplicationReportStatus
+	if report != nil {
+		reported = &report.Status
+	}
+	scalars, source := MergeScalars(fb, reported, agent.Available)
+	if err := r.mirror(ctx, app, scalars, source, reported); err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{}, nil
+}
+
+// reportFor returns the agent's report of app in the cluster namespace, nil when there is
+// none. Should there ever be several (two spoke Applications claiming one hub
+// Application), the most recently observed wins, then the first by name.
+func (r *Reconciler) reportFor(ctx context.Context, app *argov1alpha1.Application, cluster string) (*appsv1alpha1.ApplicationStatusReport, error) {
+	reports := &appsv1alpha1.ApplicationStatusReportList{}
+	if err := r.Client.List(ctx, reports, client.InNamespace(cluster),
+		client.MatchingFields{hubApplicationIndex: hubApplicationKey(app.Namespace, app.Name)}); err != nil {
+		return nil, fmt.Errorf("listing ApplicationStatusReports of Application %s in namespace %s: %w", klog.KObj(app), cluster, err)
+	}
+	var newest *appsv1alpha1.ApplicationStatusReport
+	for i := range reports.Items {
+		rep := &reports.Items[i]
+		if !rep.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if newest == nil || rep.Status.ObservedAt.After(newest.Status.ObservedAt.Time) ||
+			(rep.Status.ObservedAt.Equal(&newest.Status.ObservedAt) && rep.Name < newest.Name) {
+			newest = rep
+		}
+	}
+	return newest, nil
+}
+
+// agentAvailability reads the cluster's argocd-pull ManagedClusterAddOn.
+func (r *Reconciler) agentAvailability(ctx context.Context, cluster string) (AgentAvailability, error) {
+	mca := &addonv1alpha1.ManagedClusterAddOn{}
+	err := r.Client.Get(ctx, types.NamespacedName{Namespace: cluster, Name: apps.AddonName}, mca)
+	if apierrors.IsNotFound(err) {
+		return AgentAvailabilityOf(nil), nil
+	}
+	if err != nil {
+		return AgentAvailability{}, fmt.Errorf("getting ManagedClusterAddOn %s/%s: %w", cluster, apps.AddonName, err)
+	}
+	return AgentAvailabilityOf(mca), nil
 }
 
 // mirror merges fb into the Application's status and writes it when something changed. The
@@ -165,7 +230,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // CRD that this version's types do not know are never dropped. On a conflict the Application
 // is read again from the API server and the status recomputed; never retried on the stale
 // object.
-func (r *Reconciler) mirror(ctx context.Context, cached *argov1alpha1.Application, fb Feedback) error {
+func (r *Reconciler) mirror(ctx context.Context, cached *argov1alpha1.Application, fb Feedback, source ScalarSource, report *appsv1alpha1.ApplicationReportStatus) error {
 	log := ctrl.LoggerFrom(ctx)
 	key := client.ObjectKeyFromObject(cached)
 	attempt := 0
@@ -179,16 +244,19 @@ func (r *Reconciler) mirror(ctx context.Context, cached *argov1alpha1.Applicatio
 		}
 		attempt++
 		updated := app.DeepCopy()
-		if !MergeFeedback(&updated.Status, fb, r.now()) {
-			log.V(4).Info("Application status already mirrors the feedback")
+		scalarsChanged := MergeFeedback(&updated.Status, fb, r.now())
+		detailsChanged := MergeReportDetails(&updated.Status, report)
+		if !scalarsChanged && !detailsChanged {
+			log.V(4).Info("Application status already mirrors the spoke")
 			return nil
 		}
 		if err := r.Client.Patch(ctx, updated, client.MergeFromWithOptions(app, client.MergeFromWithOptimisticLock{})); err != nil {
 			return err
 		}
-		log.V(2).Info("Mirrored ManifestWork feedback into the Application status",
+		log.V(2).Info("Mirrored the spoke's state into the Application status", "scalarsFrom", source,
 			"health", updated.Status.Health.Status, "sync", updated.Status.Sync.Status,
-			"revision", updated.Status.Sync.Revision, "operationPhase", operationPhase(updated))
+			"revision", updated.Status.Sync.Revision, "operationPhase", operationPhase(updated),
+			"resources", len(updated.Status.Resources), "conditions", len(updated.Status.Conditions))
 		return nil
 	})
 	if apierrors.IsNotFound(err) {
@@ -329,6 +397,9 @@ func applicationChanged() predicate.Funcs {
 				oldApp.Status.Health.Status != newApp.Status.Health.Status ||
 				oldApp.Status.Sync.Status != newApp.Status.Sync.Status ||
 				oldApp.Status.Sync.Revision != newApp.Status.Sync.Revision ||
+				oldApp.Status.Health.Message != newApp.Status.Health.Message ||
+				!equality.Semantic.DeepEqual(oldApp.Status.Resources, newApp.Status.Resources) ||
+				!equality.Semantic.DeepEqual(oldApp.Status.Conditions, newApp.Status.Conditions) ||
 				!equality.Semantic.DeepEqual(mirroredOperation(oldApp), mirroredOperation(newApp))
 		},
 	}
@@ -338,5 +409,6 @@ func mirroredOperation(app *argov1alpha1.Application) *argov1alpha1.OperationSta
 	if app.Status.OperationState == nil {
 		return nil
 	}
-	return &argov1alpha1.OperationState{Phase: app.Status.OperationState.Phase, StartedAt: app.Status.OperationState.StartedAt}
+	op := app.Status.OperationState
+	return &argov1alpha1.OperationState{Phase: op.Phase, StartedAt: op.StartedAt, Message: op.Message, FinishedAt: op.FinishedAt}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"github.com/argoproj/gitops-engine/pkg/health"
@@ -13,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -86,6 +88,12 @@ func testScheme(t *testing.T) *runtime.Scheme {
 	if err := workv1.Install(s); err != nil {
 		t.Fatal(err)
 	}
+	if err := appsv1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := addonv1alpha1.Install(s); err != nil {
+		t.Fatal(err)
+	}
 	return s
 }
 
@@ -94,6 +102,7 @@ func newFakeClient(t *testing.T, funcs interceptor.Funcs, objs ...client.Object)
 	return fake.NewClientBuilder().
 		WithScheme(testScheme(t)).
 		WithIndex(&workv1.ManifestWork{}, hubApplicationIndex, indexHubApplication).
+		WithIndex(&appsv1alpha1.ApplicationStatusReport{}, hubApplicationIndex, indexReportHubApplication).
 		WithStatusSubresource(&workv1.ManifestWork{}).
 		WithObjects(objs...).
 		WithInterceptorFuncs(funcs).

@@ -56,6 +56,53 @@ type AppConditions struct {
 	// Summary counts clusters by state.
 	// +optional
 	Summary ReportSummary `json:"summary,omitempty"`
+
+	// Truncation is set when the report left out or shortened content to stay within its
+	// size bounds (about 1 MiB for any number of clusters). The summary always counts
+	// every cluster.
+	// +optional
+	Truncation *ReportTruncation `json:"truncation,omitempty"`
+}
+
+// ReportTruncation records what a MulticlusterApplicationSetReport left out to stay small.
+type ReportTruncation struct {
+	// OmittedResources is how many resources were left out of statuses.resources.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	OmittedResources int32 `json:"omittedResources,omitempty"`
+
+	// OmittedConditions is how many conditions were left out of cluster entries.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	OmittedConditions int32 `json:"omittedConditions,omitempty"`
+
+	// OmittedFailingResources is how many failing resources were left out of cluster
+	// entries.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	OmittedFailingResources int32 `json:"omittedFailingResources,omitempty"`
+
+	// OmittedClusterConditions is how many cluster entries were left out because even
+	// without details they did not fit; healthy and synced entries go first.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	OmittedClusterConditions int32 `json:"omittedClusterConditions,omitempty"`
+
+	// TerseClusterConditions is how many cluster entries were written without
+	// lastReportedAt and without agentAvailable when it was true; entries that need no
+	// attention (healthy, synced, agent available) go first.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	TerseClusterConditions int32 `json:"terseClusterConditions,omitempty"`
+
+	// ShortenedMessages is how many messages were cut.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	ShortenedMessages int32 `json:"shortenedMessages,omitempty"`
+
+	// Message says in words what was left out and why.
+	// +optional
+	Message string `json:"message,omitempty"`
 }
 
 // ResourceRef identifies a resource deployed by an Application.
@@ -110,9 +157,61 @@ type ClusterCondition struct {
 	// SyncRevision is the revision the Application is synced to.
 	// +optional
 	SyncRevision string `json:"syncRevision,omitempty"`
-	// Conditions are the Application's errors and warnings on this cluster.
+	// Conditions are the Application's errors and warnings on this cluster. When the
+	// cluster's agent is not available, a condition of type AgentUnavailable says since
+	// when, and that the details may be stale.
 	// +optional
 	Conditions []Condition `json:"conditions,omitempty"`
+
+	// FailingResources are some of the Application's resources on this cluster that are
+	// not Synced or not Healthy, the most severe first (at most a few; Truncation counts
+	// the rest).
+	// +optional
+	FailingResources []FailingResource `json:"failingResources,omitempty"`
+
+	// AgentAvailable tells whether the cluster's argocd-pull agent is available (its
+	// ManagedClusterAddOn's Available condition is True). When it is not, sync and health
+	// still come from the ManifestWork's status feedback, but conditions and failing
+	// resources are the agent's last report and may be stale. Unset when unknown.
+	// +optional
+	AgentAvailable *bool `json:"agentAvailable,omitempty"`
+
+	// LastReportedAt is when the agent last observed the Application on this cluster;
+	// unset when the agent has not reported it.
+	// +optional
+	LastReportedAt *metav1.Time `json:"lastReportedAt,omitempty"`
+}
+
+// Condition types the hub adds to a cluster entry, next to Argo CD's own.
+const (
+	// ConditionAgentUnavailable: the cluster's argocd-pull agent is not available; the
+	// message says since when. Details may be stale.
+	ConditionAgentUnavailable = "AgentUnavailable"
+)
+
+// FailingResource is a resource of an Application that is not Synced or not Healthy.
+type FailingResource struct {
+	// APIVersion of the resource, "group/version" or "version" for the core group.
+	// +optional
+	APIVersion string `json:"apiVersion,omitempty"`
+	// Kind of the resource.
+	// +optional
+	Kind string `json:"kind,omitempty"`
+	// Name of the resource.
+	// +optional
+	Name string `json:"name,omitempty"`
+	// Namespace of the resource; empty for cluster-scoped resources.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	// SyncStatus is the resource's sync status.
+	// +optional
+	SyncStatus string `json:"syncStatus,omitempty"`
+	// HealthStatus is the resource's health status.
+	// +optional
+	HealthStatus string `json:"healthStatus,omitempty"`
+	// Message is the resource's health message, shortened.
+	// +optional
+	Message string `json:"message,omitempty"`
 }
 
 // ReportSummary counts the clusters an ApplicationSet's Applications were pulled to, and

@@ -1,0 +1,258 @@
+package aggregation
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
+)
+
+// Level is one set of bounds on a report's lists and messages.
+type Level struct {
+	// Resources bounds statuses.resources, the union across clusters.
+	Resources int
+	// Conditions bounds the conditions of one cluster entry.
+	Conditions int
+	// MessageLength bounds a condition message, in bytes; 0 drops messages.
+	MessageLength int
+	// FailingResources bounds the failing resources of one cluster entry.
+	FailingResources int
+	// FailingMessageLength bounds a failing resource's message; 0 drops them.
+	FailingMessageLength int
+	// Terse leaves agentAvailable (when true) and lastReportedAt out of entries: with
+	// TerseFine only out of entries that need no attention (healthy, synced, agent
+	// available), with TerseAll out of every entry.
+	Terse Terseness
+}
+
+// Terseness says which cluster entries leave out agentAvailable (when true) and
+// lastReportedAt.
+type Terseness int
+
+// Tersenesses, from none to all entries.
+const (
+	TerseNone Terseness = iota
+	TerseFine
+	TerseAll
+)
+
+// Limits bound the size of a report. The first level always applies; each further level
+// applies only when the report's JSON is still larger than Budget. When even the last
+// level does not fit, whole cluster entries are left out, healthy and synced ones first.
+// The summary always counts every cluster.
+type Limits struct {
+	// Budget is the largest JSON size of statuses, in bytes.
+	Budget int
+	// Levels go from generous to terse.
+	Levels []Level
+}
+
+// DefaultLimits keep a report under 1 MiB with 24 KiB left for metadata. An entry with
+// only the established fields takes about 330 bytes with typical names, so 3,000 clusters
+// keep one entry each even when all fail (the last level); with a tenth of them failing
+// with the largest agent reports, each failing entry keeps the type of its first error,
+// agentAvailable and lastReportedAt (the fourth level).
+var DefaultLimits = Limits{
+	Budget: 1000 << 10,
+	Levels: []Level{
+		{Resources: 1000, Conditions: 10, MessageLength: 512, FailingResources: 5, FailingMessageLength: 128},
+		{Resources: 200, Conditions: 3, MessageLength: 160, FailingResources: 2, Terse: TerseFine},
+		{Resources: 50, Conditions: 1, MessageLength: 80, FailingResources: 1, Terse: TerseFine},
+		{Resources: 20, Conditions: 1, Terse: TerseFine},
+		{Conditions: 1, Terse: TerseAll},
+		{Terse: TerseAll},
+	},
+}
+
+// truncationCounts counts what bounding left out.
+type truncationCounts struct {
+	resources, conditions, failing, entries, terseEntries, messages int32
+}
+
+// Bound returns the report within limits, with statuses.truncation saying what was left
+// out. It does not change in.
+func Bound(in appsv1alpha1.AppConditions, limits Limits) appsv1alpha1.AppConditions {
+	var (
+		out    appsv1alpha1.AppConditions
+		counts truncationCounts
+	)
+	for i, level := range limits.Levels {
+		out, counts = applyLevel(in, level)
+		if i == len(limits.Levels)-1 || jsonSize(out) <= limits.Budget {
+			break
+		}
+	}
+	if limits.Budget > 0 && jsonSize(out) > limits.Budget {
+		out.ClusterConditions, counts.entries = dropEntries(out.ClusterConditions, limits.Budget-jsonSize(appsv1alpha1.AppConditions{Resources: out.Resources, Summary: out.Summary}))
+	}
+	out.Truncation = counts.truncation()
+	return out
+}
+
+func applyLevel(in appsv1alpha1.AppConditions, level Level) (appsv1alpha1.AppConditions, truncationCounts) {
+	var counts truncationCounts
+	out := appsv1alpha1.AppConditions{Summary: in.Summary}
+	out.Resources = in.Resources
+	if len(out.Resources) > level.Resources {
+		counts.resources = int32(len(out.Resources) - level.Resources)
+		out.Resources = out.Resources[:level.Resources:level.Resources]
+	}
+	if len(in.ClusterConditions) > 0 {
+		out.ClusterConditions = make([]appsv1alpha1.ClusterCondition, len(in.ClusterConditions))
+	}
+	for i := range in.ClusterConditions {
+		e := in.ClusterConditions[i] // shallow copy; the lists below are rebuilt, not changed
+		e.Conditions = nil
+		for j, c := range in.ClusterConditions[i].Conditions {
+			if j == level.Conditions {
+				counts.conditions += int32(len(in.ClusterConditions[i].Conditions) - j)
+				break
+			}
+			c.Message = shorten(c.Message, level.MessageLength, &counts.messages)
+			e.Conditions = append(e.Conditions, c)
+		}
+		e.FailingResources = nil
+		for j, f := range in.ClusterConditions[i].FailingResources {
+			if j == level.FailingResources {
+				counts.failing += int32(len(in.ClusterConditions[i].FailingResources) - j)
+				break
+			}
+			f.Message = shorten(f.Message, level.FailingMessageLength, &counts.messages)
+			e.FailingResources = append(e.FailingResources, f)
+		}
+		if level.Terse == TerseAll || (level.Terse == TerseFine && attention(e) == 0) {
+			if e.LastReportedAt != nil || (e.AgentAvailable != nil && *e.AgentAvailable) {
+				counts.terseEntries++
+			}
+			e.LastReportedAt = nil
+			if e.AgentAvailable != nil && *e.AgentAvailable {
+				e.AgentAvailable = nil
+			}
+		}
+		out.ClusterConditions[i] = e
+	}
+	return out, counts
+}
+
+// dropEntries leaves out whole entries until the rest fit in budget bytes: first the
+// healthy, synced ones with an available agent (the summary still counts them), then
+// others from the end. The kept entries keep their order.
+func dropEntries(entries []appsv1alpha1.ClusterCondition, budget int) ([]appsv1alpha1.ClusterCondition, int32) {
+	sizes := make([]int, len(entries))
+	total := 0
+	for i := range entries {
+		sizes[i] = jsonSize(entries[i]) + 1 // and a comma
+		total += sizes[i]
+	}
+	order := make([]int, len(entries))
+	for i := range order {
+		order[i] = i
+	}
+	// Drop order: fine entries first, then the later ones first within each group.
+	slices.SortStableFunc(order, func(a, b int) int {
+		return cmp.Or(cmp.Compare(attention(entries[a]), attention(entries[b])), cmp.Compare(b, a))
+	})
+	dropped := make([]bool, len(entries))
+	var n int32
+	for _, i := range order {
+		if total <= budget {
+			break
+		}
+		dropped[i] = true
+		total -= sizes[i]
+		n++
+	}
+	kept := make([]appsv1alpha1.ClusterCondition, 0, len(entries)-int(n))
+	for i := range entries {
+		if !dropped[i] {
+			kept = append(kept, entries[i])
+		}
+	}
+	return kept, n
+}
+
+// attention is 0 for an entry that needs none (healthy, synced, agent available), 1 else.
+func attention(e appsv1alpha1.ClusterCondition) int {
+	if e.HealthStatus == string(appsv1alpha1.HealthStatusHealthy) && e.SyncStatus == string(appsv1alpha1.SyncStatusSynced) &&
+		e.AgentAvailable != nil && *e.AgentAvailable {
+		return 0
+	}
+	return 1
+}
+
+// shorten cuts s to at most max bytes on a rune boundary, ending it with "..." when there
+// is room, and counts it when it cut.
+func shorten(s string, max int, shortened *int32) string {
+	if len(s) <= max {
+		return s
+	}
+	*shortened++
+	if max <= 0 {
+		return ""
+	}
+	const ellipsis = "..."
+	if max <= len(ellipsis) {
+		return s[:runeBoundary(s, max)]
+	}
+	return s[:runeBoundary(s, max-len(ellipsis))] + ellipsis
+}
+
+// runeBoundary is the largest index <= n that starts a rune of s.
+func runeBoundary(s string, n int) int {
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return n
+}
+
+func (c truncationCounts) truncation() *appsv1alpha1.ReportTruncation {
+	if c == (truncationCounts{}) {
+		return nil
+	}
+	var parts []string
+	for _, p := range []struct {
+		n    int32
+		what string
+	}{
+		{c.resources, "resources"}, {c.conditions, "conditions"}, {c.failing, "failing resources"}, {c.entries, "cluster entries"},
+	} {
+		if p.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", p.n, p.what))
+		}
+	}
+	var actions []string
+	if len(parts) > 0 {
+		actions = append(actions, "left out "+strings.Join(parts, ", "))
+	}
+	if c.messages > 0 {
+		actions = append(actions, fmt.Sprintf("shortened %d messages", c.messages))
+	}
+	if c.terseEntries > 0 {
+		actions = append(actions, fmt.Sprintf("wrote %d cluster entries without lastReportedAt and agentAvailable: true", c.terseEntries))
+	}
+	msg := "To stay under its size bound the report " + strings.Join(actions, "; ") +
+		". The summary counts every cluster; the agents' ApplicationStatusReports in each cluster namespace have the details."
+	return &appsv1alpha1.ReportTruncation{
+		OmittedResources:         c.resources,
+		OmittedConditions:        c.conditions,
+		OmittedFailingResources:  c.failing,
+		OmittedClusterConditions: c.entries,
+		ShortenedMessages:        c.messages,
+		TerseClusterConditions:   c.terseEntries,
+		Message:                  msg,
+	}
+}
+
+// jsonSize is the size of v's JSON; a value that does not marshal counts as huge, so it
+// gets bounded rather than written.
+func jsonSize(v any) int {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return int(^uint(0) >> 1)
+	}
+	return len(b)
+}

@@ -1,0 +1,302 @@
+package aggregation
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/appstatus"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	workv1 "open-cluster-management.io/api/work/v1"
+)
+
+// ConditionOperationFailed is the type of the condition a cluster entry gets when the
+// Application's last sync operation failed: Argo CD keeps the reason in the operation's
+// message, not in a condition, and a reader of the report needs it next to the others.
+const ConditionOperationFailed = "OperationFailed"
+
+// Inputs is everything one ApplicationSet's report is built from.
+type Inputs struct {
+	// ApplicationSet is the ApplicationSet's namespace and name.
+	ApplicationSet types.NamespacedName
+	// Works are the ManifestWorks of the ApplicationSet's pulled Applications, one per
+	// Application and cluster; works being deleted are left out by the caller.
+	Works []workv1.ManifestWork
+	// Reports are the agents' reports of those Applications.
+	Reports []appsv1alpha1.ApplicationStatusReport
+	// Agents is the availability of the agent of each cluster in Works, by cluster name.
+	Agents map[string]appstatus.AgentAvailability
+}
+
+// reportKey identifies an Application on a cluster: the cluster and the hub Application.
+type reportKey struct {
+	cluster, hubNamespace, hubName string
+}
+
+// Build computes the report of one ApplicationSet: one entry per ManifestWork (so per
+// cluster and Application), sorted by cluster and app; the union of the reported
+// resources; the summary; all within limits (see Bound). It never changes in, whose
+// objects may be the cache's own.
+func Build(in Inputs, limits Limits) appsv1alpha1.AppConditions {
+	return Bound(build(in), limits)
+}
+
+// build is Build without bounds.
+func build(in Inputs) appsv1alpha1.AppConditions {
+	reports := indexReports(in.Reports)
+	var (
+		entries   []appsv1alpha1.ClusterCondition
+		resources = map[appsv1alpha1.ResourceRef]struct{}{}
+	)
+	for i := range in.Works {
+		mw := &in.Works[i]
+		hubNamespace := mw.Annotations[apps.AnnotationHubApplicationNamespace]
+		hubName := mw.Annotations[apps.AnnotationHubApplicationName]
+		if hubName == "" {
+			continue
+		}
+		report := reports[reportKey{cluster: mw.Namespace, hubNamespace: hubNamespace, hubName: hubName}]
+		agent, ok := in.Agents[mw.Namespace]
+		if !ok {
+			agent = appstatus.AgentAvailabilityOf(nil)
+		}
+		entries = append(entries, clusterEntry(in.ApplicationSet.Namespace, mw, report, agent))
+		if report != nil {
+			for _, r := range report.Status.Resources {
+				resources[resourceRef(r)] = struct{}{}
+			}
+		}
+	}
+	slices.SortFunc(entries, func(a, b appsv1alpha1.ClusterCondition) int {
+		return cmp.Or(cmp.Compare(a.Cluster, b.Cluster), cmp.Compare(a.App, b.App))
+	})
+	out := appsv1alpha1.AppConditions{
+		Resources:         sortedResources(resources),
+		ClusterConditions: entries,
+		Summary:           Summarize(entries),
+	}
+	return out
+}
+
+// indexReports keys the reports by cluster and hub Application. The cluster is the
+// report's namespace, which only that cluster's agent may write, not what the report
+// says about itself. Of two reports of one Application the most recently observed wins.
+func indexReports(in []appsv1alpha1.ApplicationStatusReport) map[reportKey]*appsv1alpha1.ApplicationStatusReport {
+	out := make(map[reportKey]*appsv1alpha1.ApplicationStatusReport, len(in))
+	for i := range in {
+		r := &in[i]
+		key := reportKey{cluster: r.Namespace, hubNamespace: r.Source.HubApplicationNamespace, hubName: r.Source.HubApplicationName}
+		if cur, ok := out[key]; ok && !r.Status.ObservedAt.After(cur.Status.ObservedAt.Time) {
+			continue
+		}
+		out[key] = r
+	}
+	return out
+}
+
+// clusterEntry is the entry of one Application on one cluster. The scalars follow
+// appstatus.MergeScalars; conditions and failing resources come from the report.
+func clusterEntry(appSetNamespace string, mw *workv1.ManifestWork, report *appsv1alpha1.ApplicationStatusReport, agent appstatus.AgentAvailability) appsv1alpha1.ClusterCondition {
+	values, _ := appstatus.ApplicationFeedback(mw)
+	// Malformed values are left out by FeedbackFromValues; the appstatus controller logs them.
+	fb, _ := appstatus.FeedbackFromValues(values)
+	var reported *appsv1alpha1.ApplicationReportStatus
+	if report != nil {
+		reported = &report.Status
+	}
+	scalars, _ := appstatus.MergeScalars(fb, reported, agent.Available)
+
+	entry := appsv1alpha1.ClusterCondition{
+		Cluster:        mw.Namespace,
+		App:            fmt.Sprintf("%s/%s/%s/%s", appSetNamespace, mw.Annotations[apps.AnnotationHubApplicationName], mw.Namespace, mw.Name),
+		AgentAvailable: ptr.To(agent.Available),
+	}
+	if scalars.Sync != nil {
+		entry.SyncStatus = string(*scalars.Sync)
+	}
+	if scalars.Health != nil {
+		entry.HealthStatus = string(*scalars.Health)
+	}
+	if scalars.Revision != nil {
+		entry.SyncRevision = *scalars.Revision
+	}
+	if scalars.OperationPhase != nil {
+		entry.OperationStatePhase = string(*scalars.OperationPhase)
+	}
+	if scalars.OperationStartedAt != nil {
+		entry.OperationStateStartedAt = scalars.OperationStartedAt.UTC().Format(time.RFC3339)
+	}
+	if !agent.Available {
+		entry.Conditions = append(entry.Conditions, agentUnavailableCondition(agent))
+	}
+	if report != nil {
+		observed := report.Status.ObservedAt
+		entry.LastReportedAt = &observed
+		entry.Conditions = append(entry.Conditions, reportConditions(&report.Status)...)
+		entry.FailingResources = failingResources(report.Status.Resources)
+	}
+	return entry
+}
+
+func agentUnavailableCondition(agent appstatus.AgentAvailability) appsv1alpha1.Condition {
+	const stale = "sync and health come from the ManifestWork, other details may be stale."
+	if agent.Since == nil {
+		return appsv1alpha1.Condition{
+			Type:    appsv1alpha1.ConditionAgentUnavailable,
+			Message: fmt.Sprintf("The argocd-pull agent is not available (%s); %s", agent.Reason, stale),
+		}
+	}
+	return appsv1alpha1.Condition{
+		Type: appsv1alpha1.ConditionAgentUnavailable,
+		Message: fmt.Sprintf("The argocd-pull agent has not been available since %s (%s); %s",
+			agent.Since.UTC().Format(time.RFC3339), agent.Reason, stale),
+	}
+}
+
+// reportConditions are the reported Argo CD conditions, errors first, and the failed
+// operation's message.
+func reportConditions(st *appsv1alpha1.ApplicationReportStatus) []appsv1alpha1.Condition {
+	var out []appsv1alpha1.Condition
+	if op := st.OperationState; op != nil && op.Message != "" &&
+		(op.Phase == appsv1alpha1.OperationFailed || op.Phase == appsv1alpha1.OperationError) {
+		out = append(out, appsv1alpha1.Condition{Type: ConditionOperationFailed, Message: op.Message})
+	}
+	for _, c := range st.Conditions {
+		out = append(out, appsv1alpha1.Condition{Type: c.Type, Message: c.Message})
+	}
+	// Errors before warnings; the order within each kind is the agent's.
+	slices.SortStableFunc(out, func(a, b appsv1alpha1.Condition) int {
+		return cmp.Compare(conditionRank(a.Type), conditionRank(b.Type))
+	})
+	return out
+}
+
+func conditionRank(conditionType string) int {
+	if conditionType == ConditionOperationFailed || strings.HasSuffix(conditionType, "Error") {
+		return 0
+	}
+	return 1
+}
+
+// failingResources are the resources that are not Synced or not Healthy, most severe
+// first: broken health (Degraded, Missing, Unknown), then out of sync. Progressing and
+// Suspended resources are on their way, not failing.
+func failingResources(in []appsv1alpha1.ResourceStatusReport) []appsv1alpha1.FailingResource {
+	type ranked struct {
+		rank int
+		r    appsv1alpha1.FailingResource
+	}
+	var failing []ranked
+	for _, r := range in {
+		rank := failureRank(r)
+		if rank < 0 {
+			continue
+		}
+		fr := appsv1alpha1.FailingResource{
+			APIVersion: apiVersion(r.Group, r.Version), Kind: r.Kind, Namespace: r.Namespace, Name: r.Name,
+			SyncStatus: string(r.Status),
+		}
+		if r.Health != nil {
+			fr.HealthStatus, fr.Message = string(r.Health.Status), r.Health.Message
+		}
+		failing = append(failing, ranked{rank: rank, r: fr})
+	}
+	slices.SortStableFunc(failing, func(a, b ranked) int { return cmp.Compare(a.rank, b.rank) })
+	out := make([]appsv1alpha1.FailingResource, 0, len(failing))
+	for _, f := range failing {
+		out = append(out, f.r)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// failureRank is how bad a resource's state is, lower is worse; -1 when it is not failing.
+func failureRank(r appsv1alpha1.ResourceStatusReport) int {
+	if r.Health != nil {
+		switch r.Health.Status {
+		case appsv1alpha1.HealthStatusDegraded:
+			return 0
+		case appsv1alpha1.HealthStatusMissing:
+			return 1
+		case appsv1alpha1.HealthStatusUnknown:
+			return 3
+		}
+	}
+	switch r.Status {
+	case appsv1alpha1.SyncStatusOutOfSync:
+		return 2
+	case appsv1alpha1.SyncStatusUnknown:
+		return 4
+	}
+	return -1
+}
+
+func resourceRef(r appsv1alpha1.ResourceStatusReport) appsv1alpha1.ResourceRef {
+	return appsv1alpha1.ResourceRef{APIVersion: apiVersion(r.Group, r.Version), Kind: r.Kind, Name: r.Name, Namespace: r.Namespace}
+}
+
+// apiVersion is "group/version", or "version" for the core group.
+func apiVersion(group, version string) string {
+	if group == "" {
+		return version
+	}
+	return group + "/" + version
+}
+
+func sortedResources(set map[appsv1alpha1.ResourceRef]struct{}) []appsv1alpha1.ResourceRef {
+	if len(set) == 0 {
+		return nil
+	}
+	out := make([]appsv1alpha1.ResourceRef, 0, len(set))
+	for r := range set {
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b appsv1alpha1.ResourceRef) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Kind, b.Kind),
+			cmp.Compare(a.Name, b.Name), cmp.Compare(a.APIVersion, b.APIVersion))
+	})
+	return out
+}
+
+// Summarize counts entries by state (DESIGN §5): clusters is the number of distinct
+// clusters; the other counters count entries, so an ApplicationSet with two Applications
+// on a cluster counts both. Synced and Healthy count exactly those statuses; anything
+// else, Unknown and no status included, counts as notSynced and notHealthy. Progressing
+// counts as inProgress and also as notHealthy.
+func Summarize(entries []appsv1alpha1.ClusterCondition) appsv1alpha1.ReportSummary {
+	clusters := map[string]struct{}{}
+	var synced, notSynced, healthy, notHealthy, inProgress int
+	for _, e := range entries {
+		clusters[e.Cluster] = struct{}{}
+		if e.SyncStatus == string(appsv1alpha1.SyncStatusSynced) {
+			synced++
+		} else {
+			notSynced++
+		}
+		switch e.HealthStatus {
+		case string(appsv1alpha1.HealthStatusHealthy):
+			healthy++
+		case string(appsv1alpha1.HealthStatusProgressing):
+			inProgress++
+			notHealthy++
+		default:
+			notHealthy++
+		}
+	}
+	return appsv1alpha1.ReportSummary{
+		Clusters:   fmt.Sprint(len(clusters)),
+		Synced:     fmt.Sprint(synced),
+		NotSynced:  fmt.Sprint(notSynced),
+		Healthy:    fmt.Sprint(healthy),
+		NotHealthy: fmt.Sprint(notHealthy),
+		InProgress: fmt.Sprint(inProgress),
+	}
+}

@@ -1,0 +1,159 @@
+package aggregation
+
+import (
+	"fmt"
+	"testing"
+
+	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/appstatus"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	workv1 "open-cluster-management.io/api/work/v1"
+)
+
+var guestbook = types.NamespacedName{Namespace: appSetNamespace, Name: "guestbook"}
+
+func TestBuildMergesSources(t *testing.T) {
+	const syncErr = "one or more objects failed to apply, reason: Deployment.apps \"guestbook-ui\" is invalid"
+	tests := map[string]struct {
+		works   []workv1.ManifestWork
+		reports []appsv1alpha1.ApplicationStatusReport
+		agents  map[string]appstatus.AgentAvailability
+		want    appsv1alpha1.AppConditions
+	}{
+		"feedback only (no agent report yet)": {
+			works:  []workv1.ManifestWork{newWork("c1", "c1-guestbook").feedback("Healthy", "Synced", "r1", "Succeeded", "2026-11-01T10:00:00Z").obj()},
+			agents: map[string]appstatus.AgentAvailability{"c1": available()},
+			want: appsv1alpha1.AppConditions{
+				ClusterConditions: []appsv1alpha1.ClusterCondition{{
+					Cluster: "c1", App: "argocd/c1-guestbook/c1/c1-guestbook-1a2b3",
+					SyncStatus: "Synced", HealthStatus: "Healthy", SyncRevision: "r1",
+					OperationStatePhase: "Succeeded", OperationStateStartedAt: "2026-11-01T10:00:00Z",
+					AgentAvailable: ptr.To(true),
+				}},
+				Summary: summary(1, 1, 0, 1, 0, 0),
+			},
+		},
+		"report at least as new as the feedback wins; details from the report": {
+			works: []workv1.ManifestWork{newWork("c1", "c1-guestbook").feedback("Progressing", "Synced", "r1", "Running", "2026-11-01T10:00:00Z").obj()},
+			reports: []appsv1alpha1.ApplicationStatusReport{newReport("c1", "c1-guestbook").observedAt(t1).
+				state(appsv1alpha1.HealthStatusDegraded, appsv1alpha1.SyncStatusOutOfSync, "r1").
+				operation(appsv1alpha1.OperationFailed, t0, syncErr).
+				condition("SyncError", "failed to sync Deployment guestbook/guestbook-ui").
+				resource("apps", "v1", "Deployment", "guestbook", "guestbook-ui", appsv1alpha1.SyncStatusOutOfSync, appsv1alpha1.HealthStatusDegraded, "0/1 ready").
+				resource("", "v1", "Service", "guestbook", "guestbook-ui", appsv1alpha1.SyncStatusSynced, appsv1alpha1.HealthStatusHealthy, "").
+				obj()},
+			agents: map[string]appstatus.AgentAvailability{"c1": available()},
+			want: appsv1alpha1.AppConditions{
+				Resources: []appsv1alpha1.ResourceRef{
+					{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "guestbook", Name: "guestbook-ui"},
+					{APIVersion: "v1", Kind: "Service", Namespace: "guestbook", Name: "guestbook-ui"},
+				},
+				ClusterConditions: []appsv1alpha1.ClusterCondition{{
+					Cluster: "c1", App: "argocd/c1-guestbook/c1/c1-guestbook-1a2b3",
+					SyncStatus: "OutOfSync", HealthStatus: "Degraded", SyncRevision: "r1",
+					OperationStatePhase: "Failed", OperationStateStartedAt: "2026-11-01T10:00:00Z",
+					Conditions: []appsv1alpha1.Condition{
+						{Type: ConditionOperationFailed, Message: syncErr},
+						{Type: "SyncError", Message: "failed to sync Deployment guestbook/guestbook-ui"},
+					},
+					FailingResources: []appsv1alpha1.FailingResource{{
+						APIVersion: "apps/v1", Kind: "Deployment", Namespace: "guestbook", Name: "guestbook-ui",
+						SyncStatus: "OutOfSync", HealthStatus: "Degraded", Message: "0/1 ready",
+					}},
+					AgentAvailable: ptr.To(true), LastReportedAt: &t1,
+				}},
+				Summary: summary(1, 0, 1, 0, 1, 0),
+			},
+		},
+		"feedback with an operation newer than the report wins the scalars": {
+			works: []workv1.ManifestWork{newWork("c1", "c1-guestbook").feedback("Progressing", "Synced", "r2", "Running", "2026-11-01T10:10:00Z").obj()},
+			reports: []appsv1alpha1.ApplicationStatusReport{newReport("c1", "c1-guestbook").observedAt(t1).
+				state(appsv1alpha1.HealthStatusHealthy, appsv1alpha1.SyncStatusSynced, "r1").
+				operation(appsv1alpha1.OperationSucceeded, t0, "").obj()},
+			agents: map[string]appstatus.AgentAvailability{"c1": available()},
+			want: appsv1alpha1.AppConditions{
+				ClusterConditions: []appsv1alpha1.ClusterCondition{{
+					Cluster: "c1", App: "argocd/c1-guestbook/c1/c1-guestbook-1a2b3",
+					SyncStatus: "Synced", HealthStatus: "Progressing", SyncRevision: "r2",
+					OperationStatePhase: "Running", OperationStateStartedAt: "2026-11-01T10:10:00Z",
+					AgentAvailable: ptr.To(true), LastReportedAt: &t1,
+				}},
+				Summary: summary(1, 1, 0, 0, 1, 1),
+			},
+		},
+		"agent unavailable: scalars from the feedback, marked stale, details kept": {
+			works: []workv1.ManifestWork{newWork("c1", "c1-guestbook").feedback("Healthy", "Synced", "r2", "", "").obj()},
+			reports: []appsv1alpha1.ApplicationStatusReport{newReport("c1", "c1-guestbook").observedAt(t1).
+				state(appsv1alpha1.HealthStatusDegraded, appsv1alpha1.SyncStatusOutOfSync, "r1").
+				condition("ComparisonError", "repository not accessible").obj()},
+			agents: map[string]appstatus.AgentAvailability{"c1": unavailable()},
+			want: appsv1alpha1.AppConditions{
+				ClusterConditions: []appsv1alpha1.ClusterCondition{{
+					Cluster: "c1", App: "argocd/c1-guestbook/c1/c1-guestbook-1a2b3",
+					SyncStatus: "Synced", HealthStatus: "Healthy", SyncRevision: "r2",
+					Conditions: []appsv1alpha1.Condition{
+						{Type: appsv1alpha1.ConditionAgentUnavailable, Message: "The argocd-pull agent has not been available since 2026-11-01T10:10:00Z (Available is Unknown (ManagedClusterLeaseUpdateStopped)); sync and health come from the ManifestWork, other details may be stale."},
+						{Type: "ComparisonError", Message: "repository not accessible"},
+					},
+					AgentAvailable: ptr.To(false), LastReportedAt: &t1,
+				}},
+				Summary: summary(1, 1, 0, 1, 0, 0),
+			},
+		},
+		"addon not enabled: marked, feedback only": {
+			works: []workv1.ManifestWork{newWork("c1", "c1-guestbook").feedback("Healthy", "Synced", "", "", "").obj()},
+			want: appsv1alpha1.AppConditions{
+				ClusterConditions: []appsv1alpha1.ClusterCondition{{
+					Cluster: "c1", App: "argocd/c1-guestbook/c1/c1-guestbook-1a2b3", SyncStatus: "Synced", HealthStatus: "Healthy",
+					Conditions: []appsv1alpha1.Condition{{Type: appsv1alpha1.ConditionAgentUnavailable,
+						Message: "The argocd-pull agent is not available (the argocd-pull addon is not enabled on the cluster); sync and health come from the ManifestWork, other details may be stale."}},
+					AgentAvailable: ptr.To(false),
+				}},
+				Summary: summary(1, 1, 0, 1, 0, 0),
+			},
+		},
+		"two Applications on one cluster are two entries; resources de-duplicated; a report of another cluster does not match": {
+			works: []workv1.ManifestWork{
+				newWork("c2", "c2-b").feedback("Healthy", "Synced", "", "", "").obj(),
+				newWork("c1", "c1-a").feedback("Healthy", "Synced", "", "", "").obj(),
+				newWork("c1", "c1-b").feedback("Missing", "Unknown", "", "", "").obj(),
+			},
+			reports: []appsv1alpha1.ApplicationStatusReport{
+				newReport("c1", "c1-a").state(appsv1alpha1.HealthStatusHealthy, appsv1alpha1.SyncStatusSynced, "").
+					resource("", "v1", "ConfigMap", "ns", "cm", appsv1alpha1.SyncStatusSynced, "", "").obj(),
+				newReport("c2", "c2-b").state(appsv1alpha1.HealthStatusHealthy, appsv1alpha1.SyncStatusSynced, "").
+					resource("", "v1", "ConfigMap", "ns", "cm", appsv1alpha1.SyncStatusSynced, "", "").obj(),
+				// Written into c2's namespace but naming c1's Application: not c1's data.
+				newReport("c2", "c1-b").state(appsv1alpha1.HealthStatusHealthy, appsv1alpha1.SyncStatusSynced, "").obj(),
+			},
+			agents: map[string]appstatus.AgentAvailability{"c1": available(), "c2": available()},
+			want: appsv1alpha1.AppConditions{
+				Resources: []appsv1alpha1.ResourceRef{{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "cm"}},
+				ClusterConditions: []appsv1alpha1.ClusterCondition{
+					{Cluster: "c1", App: "argocd/c1-a/c1/c1-a-1a2b3", SyncStatus: "Synced", HealthStatus: "Healthy", AgentAvailable: ptr.To(true), LastReportedAt: &t1},
+					{Cluster: "c1", App: "argocd/c1-b/c1/c1-b-1a2b3", SyncStatus: "Unknown", HealthStatus: "Missing", AgentAvailable: ptr.To(true)},
+					{Cluster: "c2", App: "argocd/c2-b/c2/c2-b-1a2b3", SyncStatus: "Synced", HealthStatus: "Healthy", AgentAvailable: ptr.To(true), LastReportedAt: &t1},
+				},
+				Summary: summary(2, 2, 1, 2, 1, 0),
+			},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := Build(Inputs{ApplicationSet: guestbook, Works: tc.works, Reports: tc.reports, Agents: tc.agents}, DefaultLimits)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("report (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func summary(clusters, synced, notSynced, healthy, notHealthy, inProgress int) appsv1alpha1.ReportSummary {
+	return appsv1alpha1.ReportSummary{
+		Clusters: fmt.Sprint(clusters), Synced: fmt.Sprint(synced), NotSynced: fmt.Sprint(notSynced),
+		Healthy: fmt.Sprint(healthy), NotHealthy: fmt.Sprint(notHealthy), InProgress: fmt.Sprint(inProgress),
+	}
+}

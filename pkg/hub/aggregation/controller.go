@@ -1,0 +1,284 @@
+// Package aggregation rolls the state of an ApplicationSet's pulled Applications on every
+// cluster into one MulticlusterApplicationSetReport, with the ApplicationSet's name and
+// namespace. It is built from three sources: the ManifestWorks' status feedback (sync and
+// health scalars, polled by the OCM work agent), the argocd-pull agents'
+// ApplicationStatusReports (conditions, resources, messages) and the argocd-pull
+// ManagedClusterAddOns (whether each cluster's agent is available).
+//
+// The controller is keyed by the ApplicationSet's namespace/name, even after the
+// ApplicationSet is gone. Every source maps to that key through a field index or the
+// object's own fields, so a change to one agent report recomputes only its ApplicationSet;
+// the workqueue coalesces bursts into one reconcile, and the report is written only when
+// the result differs from what is stored. There is no periodic rebuild.
+package aggregation
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/appstatus"
+
+	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	workv1 "open-cluster-management.io/api/work/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+)
+
+// ControllerName names the controller in logs and metrics.
+const ControllerName = "aggregation"
+
+// applicationSetIndex indexes ManifestWorks and ApplicationStatusReports by the
+// "<namespace>/<name>" of the ApplicationSet whose Application they belong to.
+const applicationSetIndex = "aggregation.applicationSet"
+
+// Reconciler keeps one MulticlusterApplicationSetReport per ApplicationSet with pulled
+// Applications.
+type Reconciler struct {
+	// Client reads from the manager's cache and writes to the API server.
+	Client client.Client
+	// MaxConcurrentReconciles defaults to 1.
+	MaxConcurrentReconciles int
+	// Limits bound the report's size; DefaultLimits when zero.
+	Limits Limits
+}
+
+// Setup registers the aggregation controller with mgr.
+func Setup(mgr ctrl.Manager) error {
+	return (&Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)
+}
+
+// SetupWithManager registers the field indexes and the controller with mgr. ApplicationSets
+// are watched as metadata only: the controller needs their existence and UID, not their
+// templates.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	ctx := context.Background()
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &workv1.ManifestWork{}, applicationSetIndex, indexWorkApplicationSet); err != nil {
+		return fmt.Errorf("indexing ManifestWorks by ApplicationSet: %w", err)
+	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &appsv1alpha1.ApplicationStatusReport{}, applicationSetIndex, indexReportApplicationSet); err != nil {
+		return fmt.Errorf("indexing ApplicationStatusReports by ApplicationSet: %w", err)
+	}
+	err := ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		WatchesMetadata(&argov1alpha1.ApplicationSet{}, &handler.EnqueueRequestForObject{},
+			builder.WithPredicates(predicate.Funcs{UpdateFunc: applicationSetDeleting})).
+		// A report deleted by hand comes back; the controller's own writes cause no event.
+		Watches(&appsv1alpha1.MulticlusterApplicationSetReport{}, &handler.EnqueueRequestForObject{},
+			builder.WithPredicates(onlyDeletes())).
+		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(mapWorkToApplicationSet),
+			builder.WithPredicates(predicate.NewPredicateFuncs(isApplicationSetWork), workChanged())).
+		Watches(&appsv1alpha1.ApplicationStatusReport{}, handler.EnqueueRequestsFromMapFunc(mapReportToApplicationSet),
+			builder.WithPredicates(reportChanged())).
+		Watches(&addonv1alpha1.ManagedClusterAddOn{}, handler.EnqueueRequestsFromMapFunc(r.mapAddonToApplicationSets),
+			builder.WithPredicates(predicate.NewPredicateFuncs(isAgentAddon), availabilityChanged())).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).
+		Complete(r)
+	if err != nil {
+		return fmt.Errorf("creating the %s controller: %w", ControllerName, err)
+	}
+	return nil
+}
+
+// Reconcile brings the report of the ApplicationSet req in line with its sources.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	log := ctrl.LoggerFrom(ctx)
+
+	appSet := &metav1.PartialObjectMetadata{}
+	appSet.SetGroupVersionKind(argov1alpha1.SchemeGroupVersion.WithKind("ApplicationSet"))
+	if err := r.Client.Get(ctx, req.NamespacedName, appSet); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, fmt.Errorf("getting ApplicationSet %s: %w", req, err)
+		}
+		appSet = nil
+	}
+	current := &appsv1alpha1.MulticlusterApplicationSetReport{}
+	if err := r.Client.Get(ctx, req.NamespacedName, current); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, fmt.Errorf("getting MulticlusterApplicationSetReport %s: %w", req, err)
+		}
+		current = nil
+	}
+	if appSet == nil || !appSet.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.deleteReport(ctx, current)
+	}
+
+	in, err := r.inputs(ctx, req.NamespacedName)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if len(in.Works) == 0 && current == nil {
+		log.V(4).Info("ApplicationSet has no pulled Applications; no report")
+		return ctrl.Result{}, nil
+	}
+	limits := r.Limits
+	if len(limits.Levels) == 0 {
+		limits = DefaultLimits
+	}
+	desired := Desired(appSet, in, limits)
+	if current == nil {
+		if err := r.Client.Create(ctx, desired); err != nil {
+			return ctrl.Result{}, fmt.Errorf("creating MulticlusterApplicationSetReport %s: %w", req, err)
+		}
+		log.V(2).Info("Created MulticlusterApplicationSetReport", "clusters", desired.Statuses.Summary.Clusters)
+		return ctrl.Result{}, nil
+	}
+	updated := current.DeepCopy()
+	if !mergeInto(updated, desired) {
+		log.V(4).Info("MulticlusterApplicationSetReport is up to date")
+		return ctrl.Result{}, nil
+	}
+	// The update carries the cached resourceVersion: on a conflict the reconcile fails and
+	// runs again on the newer object, never overwriting it blindly.
+	if err := r.Client.Update(ctx, updated); err != nil {
+		return ctrl.Result{}, fmt.Errorf("updating MulticlusterApplicationSetReport %s: %w", req, err)
+	}
+	s := updated.Statuses.Summary
+	log.V(2).Info("Updated MulticlusterApplicationSetReport", "clusters", s.Clusters, "healthy", s.Healthy,
+		"synced", s.Synced, "inProgress", s.InProgress)
+	return ctrl.Result{}, nil
+}
+
+// inputs reads everything the ApplicationSet's report is built from, from the cache.
+func (r *Reconciler) inputs(ctx context.Context, key types.NamespacedName) (Inputs, error) {
+	in := Inputs{ApplicationSet: key, Agents: map[string]appstatus.AgentAvailability{}}
+	// Build only reads its inputs, so the cached objects are listed without deep copies: a
+	// report of thousands of clusters is rebuilt on every change of one of them.
+	works := &workv1.ManifestWorkList{}
+	if err := r.Client.List(ctx, works, client.MatchingFields{applicationSetIndex: key.String()}, client.UnsafeDisableDeepCopy); err != nil {
+		return in, fmt.Errorf("listing ManifestWorks of ApplicationSet %s: %w", key, err)
+	}
+	for i := range works.Items {
+		// A ManifestWork being deleted is an Application leaving its cluster.
+		if works.Items[i].DeletionTimestamp.IsZero() {
+			in.Works = append(in.Works, works.Items[i])
+		}
+	}
+	reports := &appsv1alpha1.ApplicationStatusReportList{}
+	if err := r.Client.List(ctx, reports, client.MatchingFields{applicationSetIndex: key.String()}, client.UnsafeDisableDeepCopy); err != nil {
+		return in, fmt.Errorf("listing ApplicationStatusReports of ApplicationSet %s: %w", key, err)
+	}
+	for i := range reports.Items {
+		if reports.Items[i].DeletionTimestamp.IsZero() {
+			in.Reports = append(in.Reports, reports.Items[i])
+		}
+	}
+	for i := range in.Works {
+		cluster := in.Works[i].Namespace
+		if _, ok := in.Agents[cluster]; ok {
+			continue
+		}
+		mca := &addonv1alpha1.ManagedClusterAddOn{}
+		err := r.Client.Get(ctx, types.NamespacedName{Namespace: cluster, Name: apps.AddonName}, mca)
+		switch {
+		case apierrors.IsNotFound(err):
+			in.Agents[cluster] = appstatus.AgentAvailabilityOf(nil)
+		case err != nil:
+			return in, fmt.Errorf("getting ManagedClusterAddOn %s/%s: %w", cluster, apps.AddonName, err)
+		default:
+			in.Agents[cluster] = appstatus.AgentAvailabilityOf(mca)
+		}
+	}
+	return in, nil
+}
+
+// Desired is the report of the ApplicationSet appSet built from in: its name, namespace,
+// label and owner reference, and its statuses within limits.
+func Desired(appSet *metav1.PartialObjectMetadata, in Inputs, limits Limits) *appsv1alpha1.MulticlusterApplicationSetReport {
+	return &appsv1alpha1.MulticlusterApplicationSetReport{
+		TypeMeta: metav1.TypeMeta{APIVersion: appsv1alpha1.GroupVersion.String(), Kind: "MulticlusterApplicationSetReport"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      appSet.Name,
+			Namespace: appSet.Namespace,
+			Labels: map[string]string{
+				appsv1alpha1.LabelHostingApplicationSet: apps.ApplicationSetLabelValue(appSet.Namespace + "/" + appSet.Name),
+			},
+			// Garbage collection deletes the report with its ApplicationSet; the controller
+			// also does, for hubs where that is slow. Not a controller reference: the
+			// ApplicationSet controller does not manage the report.
+			OwnerReferences: []metav1.OwnerReference{ownerReference(appSet)},
+		},
+		Statuses: Build(in, limits),
+	}
+}
+
+func ownerReference(appSet *metav1.PartialObjectMetadata) metav1.OwnerReference {
+	return metav1.OwnerReference{
+		APIVersion: argov1alpha1.SchemeGroupVersion.String(), Kind: "ApplicationSet",
+		Name: appSet.Name, UID: appSet.UID,
+	}
+}
+
+// mergeInto makes current carry desired's statuses, label and owner reference, keeping
+// everything else of current (other labels, annotations, other owners), and reports
+// whether that changed anything.
+func mergeInto(current, desired *appsv1alpha1.MulticlusterApplicationSetReport) bool {
+	changed := false
+	if !equality.Semantic.DeepEqual(current.Statuses, desired.Statuses) {
+		current.Statuses = desired.Statuses
+		changed = true
+	}
+	for k, v := range desired.Labels {
+		if current.Labels[k] != v {
+			if current.Labels == nil {
+				current.Labels = map[string]string{}
+			}
+			current.Labels[k] = v
+			changed = true
+		}
+	}
+	want := desired.OwnerReferences[0]
+	found := false
+	for i, ref := range current.OwnerReferences {
+		if ref.Kind == want.Kind && ref.APIVersion == want.APIVersion && ref.Name == want.Name {
+			found = true
+			if ref.UID != want.UID {
+				current.OwnerReferences[i].UID = want.UID
+				changed = true
+			}
+		}
+	}
+	if !found {
+		current.OwnerReferences = append(current.OwnerReferences, want)
+		changed = true
+	}
+	return changed
+}
+
+// deleteReport deletes the report of an ApplicationSet that is gone. The UID
+// precondition keeps a report recreated meanwhile.
+func (r *Reconciler) deleteReport(ctx context.Context, report *appsv1alpha1.MulticlusterApplicationSetReport) error {
+	if report == nil || !report.DeletionTimestamp.IsZero() {
+		return nil
+	}
+	err := r.Client.Delete(ctx, report, client.Preconditions{UID: &report.UID})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("deleting MulticlusterApplicationSetReport %s: %w", klog.KObj(report), err)
+	}
+	ctrl.LoggerFrom(ctx).V(2).Info("Deleted the MulticlusterApplicationSetReport of a deleted ApplicationSet")
+	return nil
+}
+
+// parseApplicationSet splits "<namespace>/<name>".
+func parseApplicationSet(s string) (types.NamespacedName, bool) {
+	ns, name, ok := strings.Cut(s, "/")
+	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+		return types.NamespacedName{}, false
+	}
+	return types.NamespacedName{Namespace: ns, Name: name}, true
+}

@@ -1,0 +1,181 @@
+package aggregation
+
+import (
+	"context"
+
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/appstatus"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	workv1 "open-cluster-management.io/api/work/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// workApplicationSet is the ApplicationSet of a pulled ManifestWork, from its
+// hosting-applicationset annotation.
+func workApplicationSet(obj client.Object) (types.NamespacedName, bool) {
+	if !isApplicationSetWork(obj) {
+		return types.NamespacedName{}, false
+	}
+	return parseApplicationSet(obj.GetAnnotations()[apps.AnnotationHostingApplicationSet])
+}
+
+// isApplicationSetWork keeps ManifestWorks of pulled Applications that an ApplicationSet
+// owns.
+func isApplicationSetWork(obj client.Object) bool {
+	return obj.GetLabels()[apps.LabelPullToOCMManagedCluster] == "true" &&
+		obj.GetAnnotations()[apps.AnnotationHostingApplicationSet] != ""
+}
+
+func indexWorkApplicationSet(obj client.Object) []string {
+	key, ok := workApplicationSet(obj)
+	if !ok {
+		return nil
+	}
+	return []string{key.String()}
+}
+
+func mapWorkToApplicationSet(_ context.Context, obj client.Object) []reconcile.Request {
+	key, ok := workApplicationSet(obj)
+	if !ok {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: key}}
+}
+
+// workChanged lets a ManifestWork update through when what the report reads changed: the
+// annotations (hub Application, ApplicationSet), the pull label, deletion starting, or the
+// Application manifest's feedback. The work agent rewrites conditions far more often.
+func workChanged() predicate.Funcs {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			oldMW, ok := e.ObjectOld.(*workv1.ManifestWork)
+			if !ok {
+				return false
+			}
+			newMW, ok := e.ObjectNew.(*workv1.ManifestWork)
+			if !ok {
+				return false
+			}
+			if !equality.Semantic.DeepEqual(oldMW.Annotations, newMW.Annotations) ||
+				oldMW.Labels[apps.LabelPullToOCMManagedCluster] != newMW.Labels[apps.LabelPullToOCMManagedCluster] ||
+				oldMW.DeletionTimestamp.IsZero() != newMW.DeletionTimestamp.IsZero() {
+				return true
+			}
+			oldValues, _ := appstatus.ApplicationFeedback(oldMW)
+			newValues, _ := appstatus.ApplicationFeedback(newMW)
+			return !equality.Semantic.DeepEqual(oldValues, newValues)
+		},
+	}
+}
+
+// reportApplicationSet is the ApplicationSet an agent report names in its typed source
+// (the label value may be a hash, so it is not parsed).
+func reportApplicationSet(obj client.Object) (types.NamespacedName, bool) {
+	rep, ok := obj.(*appsv1alpha1.ApplicationStatusReport)
+	if !ok || rep.Source.ApplicationSet == "" {
+		return types.NamespacedName{}, false
+	}
+	return parseApplicationSet(rep.Source.ApplicationSet)
+}
+
+func indexReportApplicationSet(obj client.Object) []string {
+	key, ok := reportApplicationSet(obj)
+	if !ok {
+		return nil
+	}
+	return []string{key.String()}
+}
+
+func mapReportToApplicationSet(_ context.Context, obj client.Object) []reconcile.Request {
+	key, ok := reportApplicationSet(obj)
+	if !ok {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: key}}
+}
+
+// reportChanged lets a report update through when its source or status changed.
+func reportChanged() predicate.Funcs {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			oldRep, ok := e.ObjectOld.(*appsv1alpha1.ApplicationStatusReport)
+			if !ok {
+				return false
+			}
+			newRep, ok := e.ObjectNew.(*appsv1alpha1.ApplicationStatusReport)
+			if !ok {
+				return false
+			}
+			return oldRep.Source != newRep.Source || !equality.Semantic.DeepEqual(oldRep.Status, newRep.Status) ||
+				oldRep.DeletionTimestamp.IsZero() != newRep.DeletionTimestamp.IsZero()
+		},
+	}
+}
+
+// isAgentAddon keeps the argocd-pull ManagedClusterAddOns, not other addons'.
+func isAgentAddon(obj client.Object) bool {
+	return obj.GetName() == apps.AddonName
+}
+
+// availabilityChanged lets a ManagedClusterAddOn update through when its Available
+// condition changed.
+func availabilityChanged() predicate.Funcs {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			oldMCA, ok := e.ObjectOld.(*addonv1alpha1.ManagedClusterAddOn)
+			if !ok {
+				return false
+			}
+			newMCA, ok := e.ObjectNew.(*addonv1alpha1.ManagedClusterAddOn)
+			if !ok {
+				return false
+			}
+			return appstatus.AvailabilityChanged(oldMCA, newMCA)
+		},
+	}
+}
+
+// mapAddonToApplicationSets maps a cluster's agent addon to the ApplicationSets with
+// ManifestWorks in that cluster's namespace (the cache's namespace index).
+func (r *Reconciler) mapAddonToApplicationSets(ctx context.Context, obj client.Object) []reconcile.Request {
+	works := &workv1.ManifestWorkList{}
+	if err := r.Client.List(ctx, works, client.InNamespace(obj.GetNamespace())); err != nil {
+		// A map function cannot return an error; the cache only fails when it is not
+		// started, and the next event maps again.
+		ctrl.LoggerFrom(ctx).Error(err, "Listing ManifestWorks of a cluster whose agent availability changed", "cluster", obj.GetNamespace())
+		return nil
+	}
+	seen := map[types.NamespacedName]bool{}
+	var requests []reconcile.Request
+	for i := range works.Items {
+		key, ok := workApplicationSet(&works.Items[i])
+		if !ok || seen[key] {
+			continue
+		}
+		seen[key] = true
+		requests = append(requests, reconcile.Request{NamespacedName: key})
+	}
+	return requests
+}
+
+// applicationSetDeleting lets an ApplicationSet update through when its deletion starts.
+func applicationSetDeleting(e event.UpdateEvent) bool {
+	return e.ObjectOld.GetDeletionTimestamp().IsZero() && !e.ObjectNew.GetDeletionTimestamp().IsZero()
+}
+
+// onlyDeletes keeps delete events.
+func onlyDeletes() predicate.Funcs {
+	return predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		UpdateFunc:  func(event.UpdateEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
+}

@@ -1,0 +1,137 @@
+package aggregation_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	workv1 "open-cluster-management.io/api/work/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/aggregation"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/appstatus"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
+)
+
+var (
+	apiServer *framework.APIServer
+	scheme    *runtime.Scheme
+	k8s       client.Client
+	writes    = &writeCounter{byName: map[string]int{}}
+	stopMgr   context.CancelFunc
+	mgrDone   chan error
+)
+
+func TestAggregation(t *testing.T) {
+	SetDefaultEventuallyTimeout(20 * time.Second)
+	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
+	SetDefaultConsistentlyDuration(3 * time.Second)
+	SetDefaultConsistentlyPollingInterval(100 * time.Millisecond)
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "Aggregation and full hub Application status on a real kube-apiserver")
+}
+
+var _ = BeforeSuite(func() {
+	ctrl.SetLogger(GinkgoLogr)
+
+	var err error
+	apiServer, err = framework.StartAPIServer()
+	Expect(err).NotTo(HaveOccurred())
+	scheme, k8s = apiServer.Scheme, apiServer.Client
+
+	// The manager counts its writes to MulticlusterApplicationSetReports and Applications,
+	// so tests can prove that unchanged input causes none. Its cache is configured as the
+	// binary's (pkg/manager).
+	cfg := rest.CopyConfig(apiServer.Config)
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		return &countingTransport{next: rt, counter: writes}
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Cache: cache.Options{
+			DefaultTransform: cache.TransformStripManagedFields(),
+			ByObject: map[client.Object]cache.ByObject{
+				&workv1.ManifestWork{}: {Label: labels.SelectorFromSet(labels.Set{apps.LabelPullToOCMManagedCluster: "true"})},
+			},
+		},
+	})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(appstatus.NewReconciler(mgr.GetClient(), mgr.GetAPIReader()).SetupWithManager(mgr)).To(Succeed())
+	Expect(aggregation.Setup(mgr)).To(Succeed())
+
+	var ctx context.Context
+	ctx, stopMgr = context.WithCancel(context.Background())
+	mgrDone = make(chan error, 1)
+	go func() {
+		defer GinkgoRecover()
+		mgrDone <- mgr.Start(ctx)
+	}()
+	Expect(mgr.GetCache().WaitForCacheSync(ctx)).To(BeTrue())
+})
+
+var _ = AfterSuite(func() {
+	if stopMgr != nil {
+		stopMgr()
+		Eventually(mgrDone).Should(Receive(Not(HaveOccurred())))
+	}
+	if apiServer != nil {
+		Expect(apiServer.Stop()).To(Succeed())
+	}
+})
+
+// writeCounter counts create, update, patch and delete requests by "<resource>/<name>".
+type writeCounter struct {
+	mu     sync.Mutex
+	byName map[string]int
+}
+
+func (c *writeCounter) add(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.byName[key]++
+}
+
+// of returns how many writes the manager sent for the resource (plural) and name.
+func (c *writeCounter) of(resource, name string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.byName[resource+"/"+name]
+}
+
+type countingTransport struct {
+	next    http.RoundTripper
+	counter *writeCounter
+}
+
+func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	switch req.Method {
+	case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
+		// /apis/<group>/<version>/namespaces/<ns>/<resource>[/<name>]; a create names no
+		// object in the path, so it counts under the name of its request body's object
+		// only when it is known: creates count under "".
+		parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
+		if len(parts) >= 6 && parts[0] == "apis" && parts[3] == "namespaces" {
+			name := ""
+			if len(parts) >= 7 {
+				name = parts[6]
+			}
+			t.counter.add(parts[5] + "/" + name)
+		}
+	}
+	return t.next.RoundTrip(req)
+}
