@@ -1,16 +1,12 @@
 //go:build pins
 
 // Package pins keeps in go.mod the OCM modules that DESIGN §7 verified to build together
-// but that no package imports yet: addon-framework (the addon manager and agent, issue 4)
-// and ocm (real OCM hub and klusterlet controllers for the fleet tests, issue 6). The
-// build tag keeps it out of every build; `go mod tidy` still sees the imports.
+// but that no package imports yet: sdk-go, and ocm's registration and work hubs (real OCM
+// hub and klusterlet controllers for the fleet tests, issue 6). The build tag keeps it
+// out of every build; `go mod tidy` still sees the imports.
 package pins
 
 import (
-	_ "open-cluster-management.io/addon-framework/pkg/addonfactory"
-	_ "open-cluster-management.io/addon-framework/pkg/addonmanager"
-	_ "open-cluster-management.io/addon-framework/pkg/lease"
-	_ "open-cluster-management.io/ocm/pkg/addon"
 	_ "open-cluster-management.io/ocm/pkg/registration/hub"
 	_ "open-cluster-management.io/ocm/pkg/work/hub"
 	_ "open-cluster-management.io/sdk-go/pkg/patcher"
