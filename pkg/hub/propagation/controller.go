@@ -60,9 +60,12 @@ type Reconciler struct {
 // NewReconciler returns a Reconciler using mgr's cached client and Event recorder.
 func NewReconciler(mgr ctrl.Manager) *Reconciler {
 	return &Reconciler{
-		Client:                  mgr.GetClient(),
-		Recorder:                mgr.GetEventRecorderFor(ControllerName),
-		MaxConcurrentReconciles: 10,
+		Client:   mgr.GetClient(),
+		Recorder: mgr.GetEventRecorderFor(ControllerName),
+		// A reconcile mostly waits for one ManifestWork write. BenchmarkBurst (5,000
+		// Applications, 2 cores): 10 workers, median 34 s; 32 workers, median 30.5 s, and
+		// the API server is then CPU-bound, so more workers would only queue there.
+		MaxConcurrentReconciles: 32,
 	}
 }
 
