@@ -81,9 +81,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(mapWorkToApplicationSet),
 			builder.WithPredicates(predicate.NewPredicateFuncs(isApplicationSetWork), workChanged())).
 		Watches(&appsv1alpha1.ApplicationStatusReport{}, handler.EnqueueRequestsFromMapFunc(mapReportToApplicationSet),
-			builder.WithPredicates(reportChanged())).
+			builder.WithPredicates(appstatus.ReportChanged())).
 		Watches(&addonv1alpha1.ManagedClusterAddOn{}, handler.EnqueueRequestsFromMapFunc(r.mapAddonToApplicationSets),
-			builder.WithPredicates(predicate.NewPredicateFuncs(isAgentAddon), availabilityChanged())).
+			builder.WithPredicates(predicate.NewPredicateFuncs(appstatus.IsAgentAddon), appstatus.AgentAvailabilityChanged())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).
 		Complete(r)
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
-	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -100,47 +99,6 @@ func mapReportToApplicationSet(_ context.Context, obj client.Object) []reconcile
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: key}}
-}
-
-// reportChanged lets a report update through when its source or status changed.
-func reportChanged() predicate.Funcs {
-	return predicate.Funcs{
-		UpdateFunc: func(e event.UpdateEvent) bool {
-			oldRep, ok := e.ObjectOld.(*appsv1alpha1.ApplicationStatusReport)
-			if !ok {
-				return false
-			}
-			newRep, ok := e.ObjectNew.(*appsv1alpha1.ApplicationStatusReport)
-			if !ok {
-				return false
-			}
-			return oldRep.Source != newRep.Source || !equality.Semantic.DeepEqual(oldRep.Status, newRep.Status) ||
-				oldRep.DeletionTimestamp.IsZero() != newRep.DeletionTimestamp.IsZero()
-		},
-	}
-}
-
-// isAgentAddon keeps the argocd-pull ManagedClusterAddOns, not other addons'.
-func isAgentAddon(obj client.Object) bool {
-	return obj.GetName() == apps.AddonName
-}
-
-// availabilityChanged lets a ManagedClusterAddOn update through when its Available
-// condition changed.
-func availabilityChanged() predicate.Funcs {
-	return predicate.Funcs{
-		UpdateFunc: func(e event.UpdateEvent) bool {
-			oldMCA, ok := e.ObjectOld.(*addonv1alpha1.ManagedClusterAddOn)
-			if !ok {
-				return false
-			}
-			newMCA, ok := e.ObjectNew.(*addonv1alpha1.ManagedClusterAddOn)
-			if !ok {
-				return false
-			}
-			return appstatus.AvailabilityChanged(oldMCA, newMCA)
-		},
-	}
 }
 
 // mapAddonToApplicationSets maps a cluster's agent addon to the ApplicationSets with

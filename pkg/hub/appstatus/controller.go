@@ -114,10 +114,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			builder.WithPredicates(predicate.NewPredicateFuncs(hasPullLabel), feedbackChanged())).
 		Watches(&appsv1alpha1.ApplicationStatusReport{},
 			handler.EnqueueRequestsFromMapFunc(mapReportToApplication),
-			builder.WithPredicates(reportChanged())).
+			builder.WithPredicates(ReportChanged())).
 		Watches(&addonv1alpha1.ManagedClusterAddOn{},
 			handler.EnqueueRequestsFromMapFunc(r.mapAddonToApplications),
-			builder.WithPredicates(predicate.NewPredicateFuncs(isAgentAddon), availabilityChanged())).
+			builder.WithPredicates(predicate.NewPredicateFuncs(IsAgentAddon), AgentAvailabilityChanged())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).
 		Complete(r)
 	if err != nil {

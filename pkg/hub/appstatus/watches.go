@@ -44,9 +44,9 @@ func mapReportToApplication(_ context.Context, obj client.Object) []reconcile.Re
 	return []reconcile.Request{{NamespacedName: key}}
 }
 
-// reportChanged lets a report update through when what it says changed; the agent writes
-// only on change, so this mostly drops resyncs.
-func reportChanged() predicate.Funcs {
+// ReportChanged lets a report update through when what it says changed; the agent writes
+// only on change, so this mostly drops resyncs. The aggregation uses it too.
+func ReportChanged() predicate.Funcs {
 	return predicate.Funcs{
 		UpdateFunc: func(e event.UpdateEvent) bool {
 			oldRep, ok := e.ObjectOld.(*appsv1alpha1.ApplicationStatusReport)
@@ -63,15 +63,15 @@ func reportChanged() predicate.Funcs {
 	}
 }
 
-// isAgentAddon keeps the argocd-pull ManagedClusterAddOns, not other addons'.
-func isAgentAddon(obj client.Object) bool {
+// IsAgentAddon keeps the argocd-pull ManagedClusterAddOns, not other addons'.
+func IsAgentAddon(obj client.Object) bool {
 	return obj.GetName() == apps.AddonName
 }
 
-// availabilityChanged lets a ManagedClusterAddOn update through when its Available
+// AgentAvailabilityChanged lets a ManagedClusterAddOn update through when its Available
 // condition changed status or transition time; the addon manager rewrites its status for
 // many other reasons.
-func availabilityChanged() predicate.Funcs {
+func AgentAvailabilityChanged() predicate.Funcs {
 	return predicate.Funcs{
 		UpdateFunc: func(e event.UpdateEvent) bool {
 			oldMCA, ok := e.ObjectOld.(*addonv1alpha1.ManagedClusterAddOn)
