@@ -173,7 +173,7 @@ var _ = Describe("MulticlusterApplicationSetReport", func() {
 		Consistently(func(g Gomega) {
 			g.Expect(getReport(ctx, g, appSet).ResourceVersion).To(Equal(settled.ResourceVersion))
 		}, 2*time.Second).Should(Succeed())
-		before := writes.of("multiclusterapplicationsetreports", appSet.Name)
+		before := writes.Of("multiclusterapplicationsetreports", appSet.Name)
 
 		By("the work agent rewrites the same feedback, the agent rewrites the same report, the addon is touched")
 		for i := range 3 {
@@ -188,7 +188,7 @@ var _ = Describe("MulticlusterApplicationSetReport", func() {
 			cur.Annotations["example.com/touched"] = "yes"
 			g.Expect(k8s.Update(ctx, cur)).To(Succeed())
 		}).Should(Succeed())
-		Consistently(func() int { return writes.of("multiclusterapplicationsetreports", appSet.Name) }, 4*time.Second).Should(Equal(before))
+		Consistently(func() int { return writes.Of("multiclusterapplicationsetreports", appSet.Name) }, 4*time.Second).Should(Equal(before))
 
 		By("a real change is one write")
 		changed := healthyReport(app, metav1.NewTime(observed.Add(time.Minute)))
@@ -197,7 +197,7 @@ var _ = Describe("MulticlusterApplicationSetReport", func() {
 		Eventually(func(g Gomega) {
 			g.Expect(getReport(ctx, g, appSet).Statuses.Summary.InProgress).To(Equal("1"))
 		}).Should(Succeed())
-		Consistently(func() int { return writes.of("multiclusterapplicationsetreports", appSet.Name) }).Should(Equal(before + 1))
+		Consistently(func() int { return writes.Of("multiclusterapplicationsetreports", appSet.Name) }).Should(Equal(before + 1))
 	})
 
 	It("gives a standalone pulled Application full hub status and no report", func(ctx context.Context) {

@@ -2,9 +2,6 @@ package aggregation_test
 
 import (
 	"context"
-	"net/http"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,7 +11,6 @@ import (
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/rest"
 	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -30,7 +26,7 @@ var (
 	apiServer *framework.APIServer
 	scheme    *runtime.Scheme
 	k8s       client.Client
-	writes    = &writeCounter{byName: map[string]int{}}
+	writes    = framework.NewWriteCounter()
 	stopMgr   context.CancelFunc
 	mgrDone   chan error
 )
@@ -55,10 +51,7 @@ var _ = BeforeSuite(func() {
 	// The manager counts its writes to MulticlusterApplicationSetReports and Applications,
 	// so tests can prove that unchanged input causes none. Its cache is configured as the
 	// binary's (pkg/manager).
-	cfg := rest.CopyConfig(apiServer.Config)
-	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
-		return &countingTransport{next: rt, counter: writes}
-	}
+	cfg := writes.Wrap(apiServer.Config)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
@@ -93,45 +86,3 @@ var _ = AfterSuite(func() {
 		Expect(apiServer.Stop()).To(Succeed())
 	}
 })
-
-// writeCounter counts create, update, patch and delete requests by "<resource>/<name>".
-type writeCounter struct {
-	mu     sync.Mutex
-	byName map[string]int
-}
-
-func (c *writeCounter) add(key string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.byName[key]++
-}
-
-// of returns how many writes the manager sent for the resource (plural) and name.
-func (c *writeCounter) of(resource, name string) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.byName[resource+"/"+name]
-}
-
-type countingTransport struct {
-	next    http.RoundTripper
-	counter *writeCounter
-}
-
-func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	switch req.Method {
-	case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
-		// /apis/<group>/<version>/namespaces/<ns>/<resource>[/<name>]; a create names no
-		// object in the path, so it counts under the name of its request body's object
-		// only when it is known: creates count under "".
-		parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
-		if len(parts) >= 6 && parts[0] == "apis" && parts[3] == "namespaces" {
-			name := ""
-			if len(parts) >= 7 {
-				name = parts[6]
-			}
-			t.counter.add(parts[5] + "/" + name)
-		}
-	}
-	return t.next.RoundTrip(req)
-}

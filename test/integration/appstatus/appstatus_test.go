@@ -335,18 +335,18 @@ var _ = Describe("Application status from ManifestWork feedback", func() {
 		Consistently(func(g Gomega) {
 			g.Expect(getApp(ctx, g, app).Status.OperationState).To(BeNil())
 		}).Should(Succeed())
-		Expect(writes.of(app.Name)).To(BeZero())
+		Expect(writes.Of("applications", app.Name)).To(BeZero())
 	})
 
 	It("writes once per change and never for repeated identical feedback", func(ctx context.Context) {
 		cluster := newCluster(ctx)
 		app := newApplication(cluster + "-count").cluster(cluster).ownedBy("count").create(ctx)
 		mw := createManifestWork(ctx, app, cluster)
-		Expect(writes.of(app.Name)).To(BeZero())
+		Expect(writes.Of("applications", app.Name)).To(BeZero())
 
 		report(ctx, mw, synced, "")
 		expectMirrored(ctx, app, synced)
-		Eventually(func() int { return writes.of(app.Name) }).Should(Equal(1))
+		Eventually(func() int { return writes.Of("applications", app.Name) }).Should(Equal(1))
 		var resourceVersion string
 		Eventually(func(g Gomega) { resourceVersion = getApp(ctx, g, app).ResourceVersion }).Should(Succeed())
 
@@ -370,7 +370,7 @@ var _ = Describe("Application status from ManifestWork feedback", func() {
 		}).Should(Succeed())
 
 		// Give the controller time to process every event, then prove it wrote nothing.
-		Consistently(func() int { return writes.of(app.Name) }, 5*time.Second).Should(Equal(1))
+		Consistently(func() int { return writes.Of("applications", app.Name) }, 5*time.Second).Should(Equal(1))
 		Expect(getApp(ctx, Default, app).ResourceVersion).To(Equal(resourceVersion), "the Application was written")
 
 		// A real change is exactly one more write.
@@ -378,7 +378,7 @@ var _ = Describe("Application status from ManifestWork feedback", func() {
 		changed.health = "Progressing"
 		report(ctx, mw, changed, "")
 		expectMirrored(ctx, app, changed)
-		Consistently(func() int { return writes.of(app.Name) }).Should(Equal(2))
+		Consistently(func() int { return writes.Of("applications", app.Name) }).Should(Equal(2))
 	})
 })
 

@@ -96,15 +96,15 @@ var _ = Describe("Application status from the agent's report", func() {
 				HaveField("Health.Status", health.HealthStatusDegraded), HaveField("Health.Message", "0/1"))))
 		}).Should(Succeed())
 		// Both sources have been read; let pending reconciles finish before counting.
-		Consistently(func() int { return writes.of(app.Name) }, 2*time.Second).Should(BeNumerically(">", 0))
-		base := writes.of(app.Name)
+		Consistently(func() int { return writes.Of("applications", app.Name) }, 2*time.Second).Should(BeNumerically(">", 0))
+		base := writes.Of("applications", app.Name)
 
 		By("the work agent repeats its older feedback: the report stays in front, nothing is written")
 		for i := range 3 {
 			report(ctx, mw, synced, time.Now().Format(time.RFC3339Nano)+string(rune('a'+i)))
 		}
 		Consistently(func(g Gomega) {
-			g.Expect(writes.of(app.Name)).To(Equal(base))
+			g.Expect(writes.Of("applications", app.Name)).To(Equal(base))
 			g.Expect(getApp(ctx, g, app).Status.Health.Status).To(Equal(health.HealthStatusDegraded))
 		}, 3*time.Second).Should(Succeed())
 
@@ -135,7 +135,7 @@ var _ = Describe("Application status from the agent's report", func() {
 		Expect(isApplicationHealthy(cur)).To(BeTrue())
 
 		By("no ping-pong between the two sources: exactly one write per change")
-		Consistently(func() int { return writes.of(app.Name) }, 3*time.Second).Should(Equal(base + 2))
+		Consistently(func() int { return writes.Of("applications", app.Name) }, 3*time.Second).Should(Equal(base + 2))
 	})
 
 	It("takes sync and health from the feedback while the agent is not available", func(ctx context.Context) {
