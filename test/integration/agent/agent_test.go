@@ -301,6 +301,8 @@ var _ = Describe("Agent", Ordered, func() {
 			Expect(unhealthy.done).NotTo(Receive(), "the agent keeps running while the hub is away")
 		})
 	})
+
+	Context("with only the permissions the addon grants it", scopedAgentSpecs)
 })
 
 // createApplication creates app on the managed cluster, then writes status the way Argo
