@@ -67,12 +67,37 @@ lint: fmt-check vet ## gofmt and go vet.
 ##@ Test
 
 .PHONY: envtest
-envtest: ## Build kube-apiserver and etcd into bin/envtest (cached; cold ~5 min).
-	GO=$(GO) ./hack/build-envtest.sh
+envtest: ## Build kube-apiserver, etcd and kube-controller-manager into bin/envtest (cached; cold ~8 min).
+	GO=$(GO) ./hack/build-envtest.sh --with-controller-manager
+
+.PHONY: argocd
+argocd: ## Build the Argo CD v3 components the fleet tests run into bin/argocd (cached; cold ~8 min).
+	GO=$(GO) ./hack/build-argocd.sh
 
 .PHONY: test
 test: verify vet envtest ## Verify generated files, vet, then run unit and integration tests on real API servers.
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) test ./... -count=1 -timeout 30m
+
+# The smoke test of the real Argo CD harness (test/fleet), compiled once and run inside a
+# private network namespace (`unshare --net`; the test sets lo up itself): Argo CD's
+# application-controller binds its metrics port on all interfaces. Behind the e2e build
+# tag, so not part of `go test ./...` or `make test`.
+ARGOCD_SMOKE_TEST := $(BIN)/argocd-smoke.test
+
+.PHONY: test-argocd-smoke
+test-argocd-smoke: envtest argocd ## Smoke-test real Argo CD v3 (bin/argocd) on an envtest API server, in a private network namespace.
+	@command -v git >/dev/null || apt-get install -y --no-install-recommends git
+	$(GO) test -c -tags e2e -o $(ARGOCD_SMOKE_TEST) ./test/e2e/argocd
+	cd test/e2e/argocd && KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) \
+		unshare --net $(ARGOCD_SMOKE_TEST) -test.v -test.timeout 15m -ginkgo.v $(ARGOCD_SMOKE_ARGS)
+
+# The smoke test of the OCM fleet (test/fleet) alone: a hub and two managed clusters, each
+# its own kube-apiserver, etcd and kube-controller-manager, joined with real OCM run
+# in-process. `make test` runs it too; this prints how long the fleet took to come up.
+.PHONY: test-fleet-smoke
+test-fleet-smoke: envtest ## Smoke-test the OCM fleet alone: hub + 2 clusters join with real OCM.
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) test ./test/fleet -count=1 -timeout 10m -v \
+		-args -ginkgo.label-filter=ocm $(FLEET_SMOKE_ARGS)
 
 .PHONY: test-unit
 test-unit: ## Unit tests only (no API server).

@@ -1,0 +1,221 @@
+package fleet
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
+)
+
+// ControlPlane is one cluster of the fleet: a kube-apiserver with its etcd (as
+// framework.StartAPIServer starts them, with every CRD the project and OCM use) and a
+// kube-controller-manager next to it, so that the cluster garbage-collects, deletes
+// namespaces and, on the hub, signs approved CSRs as a real one does.
+type ControlPlane struct {
+	// Name is "hub" or the managed cluster's name.
+	Name      string
+	APIServer *framework.APIServer
+	// KubeconfigFile is an admin (system:masters) kubeconfig for processes the tests start.
+	KubeconfigFile string
+
+	ca  *controlPlaneCA
+	kcm *controllerManager
+}
+
+// controlPlaneOptions say what startControlPlane installs and runs.
+type controlPlaneOptions struct {
+	name           string
+	dir            string // for the kubeconfig and kube-controller-manager's log
+	withArgoCDCRDs bool
+	// controllers are kube-controller-manager's --controllers; csrsigning also gets the
+	// client CA as its signing key.
+	controllers []string
+}
+
+// startControlPlane starts an API server like framework.StartAPIServerWith, but with a
+// client CA whose key is on disk (see controlPlaneCA) and OCM's ClusterManager- and
+// Klusterlet-side CRDs on top of framework.CRDPaths, then kube-controller-manager.
+func startControlPlane(opts controlPlaneOptions) (started *ControlPlane, err error) {
+	assets, err := framework.AssetsDir()
+	if err != nil {
+		return nil, err
+	}
+	kcmBinary := filepath.Join(assets, "kube-controller-manager")
+	if _, err := os.Stat(kcmBinary); err != nil {
+		return nil, fmt.Errorf("no kube-controller-manager in %s: run `hack/build-envtest.sh --with-controller-manager` (or `make test-fleet-smoke`): %w", assets, err)
+	}
+	crds, err := controlPlaneCRDPaths(opts.withArgoCDCRDs)
+	if err != nil {
+		return nil, err
+	}
+	ca, err := newControlPlaneCA(opts.name)
+	if err != nil {
+		return nil, err
+	}
+	apiServer := &envtest.APIServer{}
+	apiServer.SecureServing.Authn = ca
+	env := &envtest.Environment{
+		BinaryAssetsDirectory: assets,
+		ControlPlane:          envtest.ControlPlane{APIServer: apiServer},
+		CRDInstallOptions: envtest.CRDInstallOptions{
+			Paths:              crds,
+			ErrorIfPathMissing: true,
+			// As in framework: several API servers starting at once on 2 busy cores can
+			// need longer than envtest's 10 s to serve their CRDs.
+			MaxTime: 2 * time.Minute,
+		},
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("starting the %s API server from %s: %w", opts.name, assets, err), env.Stop())
+	}
+	cp := &ControlPlane{Name: opts.name, ca: ca, APIServer: &framework.APIServer{Env: env, Config: cfg}}
+	defer func() {
+		if err != nil {
+			err, started = errors.Join(err, cp.Stop()), nil
+		}
+	}()
+	scheme, err := controlPlaneScheme()
+	if err != nil {
+		return cp, err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return cp, fmt.Errorf("creating a client for the %s API server: %w", opts.name, err)
+	}
+	cp.APIServer.Scheme, cp.APIServer.Client = scheme, c
+
+	cp.KubeconfigFile = filepath.Join(opts.dir, "admin.kubeconfig")
+	if err := os.WriteFile(cp.KubeconfigFile, env.KubeConfig, 0o600); err != nil {
+		return cp, fmt.Errorf("writing the %s admin kubeconfig: %w", opts.name, err)
+	}
+	cp.kcm, err = startControllerManager(kcmBinary, cp.KubeconfigFile, ca, opts.controllers,
+		filepath.Join(opts.dir, "kube-controller-manager.log"))
+	if err != nil {
+		return cp, fmt.Errorf("starting kube-controller-manager for %s: %w", opts.name, err)
+	}
+	return cp, nil
+}
+
+// ControllerManagerLog is kube-controller-manager's output, to read when a test fails
+// (the fleet's directory, and the log with it, goes on Stop).
+func (cp *ControlPlane) ControllerManagerLog() string {
+	if cp == nil || cp.kcm == nil {
+		return ""
+	}
+	return cp.kcm.log.Name()
+}
+
+// exited reports kube-controller-manager's exit if it has ended while the fleet runs.
+func (cp *ControlPlane) exited() error {
+	if cp == nil || cp.kcm == nil {
+		return nil
+	}
+	if err := cp.kcm.exited(); err != nil {
+		return fmt.Errorf("%s: %w", cp.Name, err)
+	}
+	return nil
+}
+
+// Stop stops kube-controller-manager, then the API server and etcd.
+func (cp *ControlPlane) Stop() error {
+	if cp == nil {
+		return nil
+	}
+	var errs []error
+	if cp.kcm != nil {
+		if err := cp.kcm.stop(); err != nil {
+			errs = append(errs, fmt.Errorf("stopping kube-controller-manager of %s: %w", cp.Name, err))
+		}
+	}
+	if cp.APIServer != nil {
+		if err := cp.APIServer.Stop(); err != nil {
+			errs = append(errs, fmt.Errorf("stopping the %s API server: %w", cp.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// controlPlaneScheme is framework.Scheme plus the OCM types only the fleet's tests use:
+// ManagedClusterSets and their bindings, ClusterClaims, AddOnPlacementScores.
+func controlPlaneScheme() (*runtime.Scheme, error) {
+	scheme, err := framework.Scheme()
+	if err != nil {
+		return nil, err
+	}
+	if err := errors.Join(clusterv1beta2.Install(scheme), clusterv1alpha1.Install(scheme)); err != nil {
+		return nil, fmt.Errorf("adding OCM's cluster v1beta2 and v1alpha1 types to the scheme: %w", err)
+	}
+	return scheme, nil
+}
+
+// controlPlaneCRDPaths is framework.CRDPaths plus what OCM's hub controllers and
+// klusterlet agents watch beyond ManagedCluster, ManifestWork, Placement and the addon
+// API: ManagedClusterSets and their bindings (hub), ClusterClaims and AddOnPlacementScores
+// (cluster/v1alpha1), ManifestWorkReplicaSets, and the klusterlet's ClusterProperties. Every
+// API server gets them all so a cluster can also serve as a hub in a later test.
+func controlPlaneCRDPaths(withArgoCD bool) ([]string, error) {
+	paths, err := framework.CRDPaths()
+	if err != nil {
+		return nil, err
+	}
+	if !withArgoCD {
+		argo, err := framework.ArgoCDCRDPaths()
+		if err != nil {
+			return nil, err
+		}
+		paths = slices.DeleteFunc(paths, func(p string) bool { return slices.Contains(argo, p) })
+	}
+	api, err := controlPlaneModuleDir("open-cluster-management.io/api")
+	if err != nil {
+		return nil, err
+	}
+	ocm, err := controlPlaneModuleDir("open-cluster-management.io/ocm")
+	if err != nil {
+		return nil, err
+	}
+	for _, dir := range []string{"cluster/v1beta2", "cluster/v1alpha1", "work/v1alpha1"} {
+		files, err := filepath.Glob(filepath.Join(api, dir, "*.crd.yaml"))
+		if err != nil || len(files) == 0 {
+			return nil, fmt.Errorf("no OCM CRDs in %s/%s (err: %v)", api, dir, err)
+		}
+		paths = append(paths, files...)
+	}
+	return append(paths, filepath.Join(ocm, "manifests", "klusterlet", "managed", "clusterproperties.crd.yaml")), nil
+}
+
+// controlPlaneModuleDir finds a dependency's directory in the module cache at the
+// version go.mod pins.
+func controlPlaneModuleDir(module string) (string, error) {
+	root, err := framework.RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.Command("go", "mod", "download", "-json", module)
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("locating module %s: %w", module, err)
+	}
+	var mod struct{ Dir string }
+	if err := json.Unmarshal(out, &mod); err != nil {
+		return "", fmt.Errorf("reading `go mod download -json %s`: %w", module, err)
+	}
+	if mod.Dir == "" {
+		return "", fmt.Errorf("module %s has no directory in `go mod download` output", module)
+	}
+	return mod.Dir, nil
+}
