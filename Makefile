@@ -113,3 +113,11 @@ $(CONTROLLER_GEN):
 .PHONY: run
 run: envtest ## Start a local hub API server with all CRDs and run the manager against it (Ctrl-C stops).
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) run ./test/devhub
+
+# The scale benchmark of issue 8 (test/bench/scale): one real hub API server, simulated
+# spokes, the manager binary as a process of its own; prints the figures of
+# docs/benchmarks.md. Takes minutes per size and run; run it on a quiet machine.
+BENCH_SCALE_ARGS ?= --clusters 100,300,1000 --appsets 10 --runs 3 --churn 50 --idle 60s
+.PHONY: bench-scale
+bench-scale: envtest ## Scale benchmark (issue 8): propagation, freshness, manager RSS/CPU, API writes per size (BENCH_SCALE_ARGS).
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) run ./test/bench/scale $(BENCH_SCALE_ARGS)

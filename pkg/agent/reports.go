@@ -182,20 +182,42 @@ func (r *reportReconciler) upToDate(ctx context.Context, desired *appsv1alpha1.A
 // not, and no conflict with a hub cache that has not seen the agent's last write yet.
 // ObservedAt is the time of the write: it moves only when the content does.
 func (r *reportReconciler) apply(ctx context.Context, desired *appsv1alpha1.ApplicationStatusReport) error {
-	desired.Status.ObservedAt.Time = r.now().Truncate(time.Second)
-	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(desired)
+	resourceVersion, err := applyReport(ctx, r.hub, desired, r.now())
 	if err != nil {
-		return fmt.Errorf("converting report %s: %w", desired.Name, err)
-	}
-	u := &unstructured.Unstructured{Object: content}
-	if err := r.hub.Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
-		client.FieldOwner(fieldOwner), client.ForceOwnership); err != nil {
-		return fmt.Errorf("applying report %s/%s on the hub: %w", desired.Namespace, desired.Name, err)
+		return err
 	}
 	r.mu.Lock()
-	r.written[desired.Name] = writtenReport{resourceVersion: u.GetResourceVersion(), report: desired}
+	r.written[desired.Name] = writtenReport{resourceVersion: resourceVersion, report: desired}
 	r.mu.Unlock()
 	return nil
+}
+
+// PublishReport writes the report of app, a pulled Application on cluster clusterName, to
+// the hub through hub exactly as the agent does (same content, field owner and server-side
+// apply), with ObservedAt now, and returns the report written. It skips the agent's
+// compare-before-write: callers such as the scale benchmark publish only changes.
+func PublishReport(ctx context.Context, hub client.Client, app *argov1alpha1.Application, clusterName string, now time.Time) (*appsv1alpha1.ApplicationStatusReport, error) {
+	desired := desiredReport(app, clusterName)
+	if _, err := applyReport(ctx, hub, desired, now); err != nil {
+		return nil, err
+	}
+	return desired, nil
+}
+
+// applyReport writes desired with server-side apply, ObservedAt set to now (to the
+// second), and returns the resourceVersion the hub answered with.
+func applyReport(ctx context.Context, hub client.Client, desired *appsv1alpha1.ApplicationStatusReport, now time.Time) (string, error) {
+	desired.Status.ObservedAt.Time = now.Truncate(time.Second)
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(desired)
+	if err != nil {
+		return "", fmt.Errorf("converting report %s: %w", desired.Name, err)
+	}
+	u := &unstructured.Unstructured{Object: content}
+	if err := hub.Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
+		client.FieldOwner(fieldOwner), client.ForceOwnership); err != nil {
+		return "", fmt.Errorf("applying report %s/%s on the hub: %w", desired.Namespace, desired.Name, err)
+	}
+	return u.GetResourceVersion(), nil
 }
 
 // deleteReport deletes the report name, if the agent wrote one or the hub has one.

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -167,9 +165,8 @@ func BenchmarkBurst(b *testing.B) {
 
 	stopProfile := profileAPIServer(b, server.Config, os.Getenv("BENCH_APISERVER_CPUPROFILE"))
 	// The API server and etcd are child processes: find them by the ports they serve.
-	apiserverPID := findProcess("kube-apiserver", "--secure-port="+server.Env.ControlPlane.APIServer.SecureServing.Port)
-	etcdPID := findProcess("etcd", "--listen-client-urls="+server.Env.ControlPlane.Etcd.URL.String())
-	apiserverCPU0, etcdCPU0 := processCPUSeconds(apiserverPID), processCPUSeconds(etcdPID)
+	apiserverPID, etcdPID := server.PIDs()
+	apiserverCPU0, etcdCPU0 := framework.ProcessCPUSeconds(apiserverPID), framework.ProcessCPUSeconds(etcdPID)
 	cpu0 := cpuSeconds()
 	created := make([]time.Time, apps)
 	b.ResetTimer()
@@ -218,7 +215,7 @@ func BenchmarkBurst(b *testing.B) {
 		appLag[len(appLag)/2].Round(time.Millisecond), appLag[len(appLag)*99/100].Round(time.Millisecond))
 	fmt.Printf("  test process (manager + load generator): CPU %.1fs during the burst, peak RSS %s\n", cpuSeconds()-cpu0, peakRSS())
 	fmt.Printf("  kube-apiserver CPU %.1fs, etcd CPU %.1fs during the burst\n",
-		processCPUSeconds(apiserverPID)-apiserverCPU0, processCPUSeconds(etcdPID)-etcdCPU0)
+		framework.ProcessCPUSeconds(apiserverPID)-apiserverCPU0, framework.ProcessCPUSeconds(etcdPID)-etcdCPU0)
 	b.ReportMetric(total.Seconds(), "s-total")
 	b.ReportMetric(lat[len(lat)/2].Seconds(), "s-p50")
 	b.ReportMetric(lat[len(lat)*99/100].Seconds(), "s-p99")
@@ -303,48 +300,10 @@ func cpuSeconds() float64 {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
-// findProcess returns the PID of the process whose command line holds name and arg, or 0.
-func findProcess(name, arg string) int {
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, dir := range dirs {
-		cmdline, err := os.ReadFile(filepath.Join(dir, "cmdline"))
-		if err != nil {
-			continue
-		}
-		args := strings.Split(string(cmdline), "\x00")
-		if strings.HasSuffix(args[0], name) && slices.Contains(args, arg) {
-			pid, _ := strconv.Atoi(filepath.Base(dir))
-			return pid
-		}
-	}
-	return 0
-}
-
-// processCPUSeconds is the user+system CPU time of pid so far (0 when unknown).
-func processCPUSeconds(pid int) float64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if pid == 0 || err != nil {
-		return 0
-	}
-	// Fields after the command name, which is in parentheses and may hold spaces.
-	fields := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
-	if len(fields) < 13 {
-		return 0
-	}
-	utime, _ := strconv.ParseFloat(fields[11], 64)
-	stime, _ := strconv.ParseFloat(fields[12], 64)
-	return (utime + stime) / 100 // USER_HZ is 100 on Linux
-}
-
 func peakRSS() string {
-	data, err := os.ReadFile("/proc/self/status")
+	n, err := framework.ProcessPeakRSS(os.Getpid())
 	if err != nil {
 		return "unknown"
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if strings.HasPrefix(line, "VmHWM:") {
-			return strings.TrimSpace(strings.TrimPrefix(line, "VmHWM:"))
-		}
-	}
-	return "unknown"
+	return framework.FormatBytes(n)
 }

@@ -1,0 +1,438 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	"github.com/argoproj/gitops-engine/pkg/health"
+	synccommon "github.com/argoproj/gitops-engine/pkg/sync/common"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
+	workv1 "open-cluster-management.io/api/work/v1"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/agent"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/appstatus"
+)
+
+// simApp is one pulled Application as its managed cluster sees it: the ManifestWork's
+// payload with the status the cluster's Argo CD would give it.
+type simApp struct {
+	mu      sync.Mutex
+	appSet  string
+	cluster string
+	hubName string
+	work    types.NamespacedName
+	gen     int64
+	app     *argov1alpha1.Application
+}
+
+// pending is a spoke change not yet seen in its ApplicationSet's report.
+type pending struct {
+	revision string
+	at       time.Time
+}
+
+// tracker watches the hub as a client would: ManifestWorks appearing, and the
+// MulticlusterApplicationSetReports reflecting spoke changes.
+type tracker struct {
+	mu        sync.Mutex
+	works     map[string]*workv1.ManifestWork // by hub Application name
+	workSeen  map[string]time.Time
+	wantWorks int
+	allWorks  chan struct{}
+
+	pending   map[string]pending // by "<appset>/<cluster>"
+	latencies []time.Duration
+	// The same for the hub Application's mirrored status, by its name.
+	appPending   map[string]pending
+	appLatencies []time.Duration
+	superseded   int
+	reports      map[string]*appsv1alpha1.MulticlusterApplicationSetReport
+}
+
+func newTracker() *tracker {
+	return &tracker{works: map[string]*workv1.ManifestWork{}, workSeen: map[string]time.Time{},
+		pending: map[string]pending{}, appPending: map[string]pending{}, reports: map[string]*appsv1alpha1.MulticlusterApplicationSetReport{},
+		allWorks: make(chan struct{})}
+}
+
+// start runs informers (with a client of their own) on the pull model's ManifestWorks and
+// on the reports.
+func (t *tracker) start(ctx context.Context, h *hub) error {
+	c, err := cache.New(h.adminCfg, cache.Options{Scheme: h.server.Scheme, Mapper: h.mapper})
+	if err != nil {
+		return err
+	}
+	works, err := c.GetInformer(ctx, &workv1.ManifestWork{})
+	if err != nil {
+		return err
+	}
+	onWork := func(obj any) {
+		mw, ok := obj.(*workv1.ManifestWork)
+		if !ok || mw.Labels[apps.LabelPullToOCMManagedCluster] != "true" {
+			return
+		}
+		name := mw.Annotations[apps.AnnotationHubApplicationName]
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		t.works[name] = mw
+		if _, seen := t.workSeen[name]; !seen {
+			t.workSeen[name] = time.Now()
+			if t.wantWorks > 0 && len(t.workSeen) == t.wantWorks {
+				close(t.allWorks)
+			}
+		}
+	}
+	if _, err := works.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc: onWork, UpdateFunc: func(_, obj any) { onWork(obj) }}); err != nil {
+		return err
+	}
+	reports, err := c.GetInformer(ctx, &appsv1alpha1.MulticlusterApplicationSetReport{})
+	if err != nil {
+		return err
+	}
+	if _, err := reports.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc: t.onReport, UpdateFunc: func(_, obj any) { t.onReport(obj) }}); err != nil {
+		return err
+	}
+	hubApps, err := c.GetInformer(ctx, &argov1alpha1.Application{})
+	if err != nil {
+		return err
+	}
+	if _, err := hubApps.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(_, obj any) { t.onApplication(obj) }}); err != nil {
+		return err
+	}
+	go func() { _ = c.Start(ctx) }()
+	if !c.WaitForCacheSync(ctx) {
+		return fmt.Errorf("the tracker's informers did not sync")
+	}
+	return nil
+}
+
+func (t *tracker) onReport(obj any) {
+	r, ok := obj.(*appsv1alpha1.MulticlusterApplicationSetReport)
+	if !ok {
+		return
+	}
+	now := time.Now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.reports[r.Name] = r
+	if len(t.pending) == 0 {
+		return
+	}
+	for i := range r.Statuses.ClusterConditions {
+		cc := &r.Statuses.ClusterConditions[i]
+		key := r.Name + "/" + cc.Cluster
+		if p, ok := t.pending[key]; ok && cc.SyncRevision == p.revision {
+			t.latencies = append(t.latencies, now.Sub(p.at))
+			delete(t.pending, key)
+		}
+	}
+}
+
+func (t *tracker) onApplication(obj any) {
+	app, ok := obj.(*argov1alpha1.Application)
+	if !ok {
+		return
+	}
+	now := time.Now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if p, ok := t.appPending[app.Name]; ok && app.Status.Sync.Revision == p.revision {
+		t.appLatencies = append(t.appLatencies, now.Sub(p.at))
+		delete(t.appPending, app.Name)
+	}
+}
+
+// expectWorks arms allWorks for n (more) ManifestWorks in total.
+func (t *tracker) expectWorks(n int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.wantWorks = n
+	t.allWorks = make(chan struct{})
+	if len(t.workSeen) >= n {
+		close(t.allWorks)
+	}
+}
+
+func (t *tracker) work(hubName string) *workv1.ManifestWork {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.works[hubName]
+}
+
+// expectChange notes a spoke change that the report of appSet must show for cluster.
+func (t *tracker) expectChange(appSet, cluster, hubName, revision string, at time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.appPending[hubName] = pending{revision: revision, at: at}
+	key := appSet + "/" + cluster
+	if _, ok := t.pending[key]; ok {
+		t.superseded++
+	}
+	t.pending[key] = pending{revision: revision, at: at}
+}
+
+// takeLatencies returns and clears the latencies measured so far: until the
+// ApplicationSet's report, and until the hub Application's status.
+func (t *tracker) takeLatencies() (reports, hubApps []time.Duration) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	reports, hubApps = t.latencies, t.appLatencies
+	t.latencies, t.appLatencies, t.superseded = nil, nil, 0
+	return reports, hubApps
+}
+
+// waitSeen waits until every expected change is seen (in the reports and on the hub
+// Applications) or timeout passes, and returns how many the reports did not show (and
+// forgets them all).
+func (t *tracker) waitSeen(ctx context.Context, timeout time.Duration) int {
+	deadline := time.Now().Add(timeout)
+	for {
+		t.mu.Lock()
+		n := len(t.pending)
+		if n+len(t.appPending) == 0 || time.Now().After(deadline) || ctx.Err() != nil {
+			t.pending, t.appPending = map[string]pending{}, map[string]pending{}
+			t.mu.Unlock()
+			return n
+		}
+		t.mu.Unlock()
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// reportSizes returns the JSON size of every report the tracker saw last.
+func (t *tracker) reportSizes() []int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var sizes []int
+	for name, r := range t.reports {
+		if name == "warmup" {
+			continue
+		}
+		if data, err := json.Marshal(r); err == nil {
+			sizes = append(sizes, len(data))
+		}
+	}
+	return sizes
+}
+
+// newApplicationSet is an ApplicationSet with the pull-model template of
+// examples/applicationset-guestbook.yaml. No ApplicationSet controller runs: the benchmark
+// renders its Applications itself.
+func newApplicationSet(name string) *argov1alpha1.ApplicationSet {
+	return &argov1alpha1.ApplicationSet{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: argoNamespace},
+		Spec: argov1alpha1.ApplicationSetSpec{
+			Generators: []argov1alpha1.ApplicationSetGenerator{{ClusterDecisionResource: &argov1alpha1.DuckTypeGenerator{
+				ConfigMapRef: "ocm-placement-generator", RequeueAfterSeconds: ptr.To[int64](30),
+				LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{"cluster.open-cluster-management.io/placement": name + "-placement"}},
+			}}},
+			Template: argov1alpha1.ApplicationSetTemplate{
+				ApplicationSetTemplateMeta: argov1alpha1.ApplicationSetTemplateMeta{
+					Name:        "{{name}}-" + name,
+					Labels:      map[string]string{apps.LabelPullToOCMManagedCluster: "true"},
+					Annotations: map[string]string{apps.AnnotationSkipReconcile: "true", apps.AnnotationOCMManagedCluster: "{{name}}", apps.AnnotationOCMManagedClusterAppNamespace: argoNamespace},
+				},
+				Spec: guestbookSpec(),
+			},
+		},
+	}
+}
+
+func guestbookSpec() argov1alpha1.ApplicationSpec {
+	return argov1alpha1.ApplicationSpec{
+		Project:     "default",
+		Source:      &argov1alpha1.ApplicationSource{RepoURL: "https://github.com/argoproj/argocd-example-apps.git", TargetRevision: "HEAD", Path: "guestbook"},
+		Destination: argov1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "guestbook"},
+		SyncPolicy:  &argov1alpha1.SyncPolicy{Automated: &argov1alpha1.SyncPolicyAutomated{Prune: true}, SyncOptions: argov1alpha1.SyncOptions{"CreateNamespace=true"}},
+	}
+}
+
+// newApplication is the Application the ApplicationSet controller renders for cluster:
+// owned by the ApplicationSet, marked for the pull model.
+func newApplication(appSet *argov1alpha1.ApplicationSet, cluster string) *argov1alpha1.Application {
+	return &argov1alpha1.Application{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: cluster + "-" + appSet.Name, Namespace: argoNamespace,
+			Labels:      map[string]string{apps.LabelPullToOCMManagedCluster: "true"},
+			Annotations: map[string]string{apps.AnnotationSkipReconcile: "true", apps.AnnotationOCMManagedCluster: cluster, apps.AnnotationOCMManagedClusterAppNamespace: argoNamespace},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: argov1alpha1.SchemeGroupVersion.String(), Kind: "ApplicationSet",
+				Name: appSet.Name, UID: appSet.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}},
+			Finalizers: []string{"resources-finalizer.argocd.argoproj.io"},
+		},
+		Spec: guestbookSpec(),
+	}
+}
+
+// newSimApp is the spoke's copy of the ManifestWork's Application, as the work agent
+// creates it there.
+func newSimApp(mw *workv1.ManifestWork, appSet, cluster string) (*simApp, error) {
+	if len(mw.Spec.Workload.Manifests) == 0 {
+		return nil, fmt.Errorf("ManifestWork %s/%s has no manifest", mw.Namespace, mw.Name)
+	}
+	app := &argov1alpha1.Application{}
+	if err := json.Unmarshal(mw.Spec.Workload.Manifests[0].Raw, app); err != nil {
+		return nil, fmt.Errorf("reading the Application in ManifestWork %s/%s: %w", mw.Namespace, mw.Name, err)
+	}
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(mw.UID))
+	app.UID = types.UID(fmt.Sprintf("%016x-spoke", h.Sum64()))
+	return &simApp{appSet: appSet, cluster: cluster, hubName: mw.Annotations[apps.AnnotationHubApplicationName],
+		work: types.NamespacedName{Namespace: mw.Namespace, Name: mw.Name}, gen: mw.Generation, app: app}, nil
+}
+
+// synced gives the spoke Application the status Argo CD gives it after syncing revision.
+func (s *simApp) synced(revision string, at time.Time) {
+	started, finished := metav1.NewTime(at.Add(-2*time.Second).Truncate(time.Second)), metav1.NewTime(at.Truncate(time.Second))
+	healthy := func() *argov1alpha1.HealthStatus {
+		return &argov1alpha1.HealthStatus{Status: health.HealthStatusHealthy}
+	}
+	s.app.Status = argov1alpha1.ApplicationStatus{
+		Sync:   argov1alpha1.SyncStatus{Status: argov1alpha1.SyncStatusCodeSynced, Revision: revision},
+		Health: argov1alpha1.HealthStatus{Status: health.HealthStatusHealthy},
+		OperationState: &argov1alpha1.OperationState{
+			Operation: argov1alpha1.Operation{Sync: &argov1alpha1.SyncOperation{Revision: revision}},
+			Phase:     synccommon.OperationSucceeded, Message: "successfully synced (all tasks run)",
+			SyncResult: &argov1alpha1.SyncOperationResult{Revision: revision},
+			StartedAt:  started, FinishedAt: &finished,
+		},
+		Resources: []argov1alpha1.ResourceStatus{
+			{Version: "v1", Kind: "Service", Namespace: "guestbook", Name: "guestbook-ui", Status: argov1alpha1.SyncStatusCodeSynced, Health: healthy()},
+			{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "guestbook", Name: "guestbook-ui", Status: argov1alpha1.SyncStatusCodeSynced, Health: healthy()},
+		},
+		ReconciledAt: &finished,
+	}
+}
+
+// publish writes the agent's report of the spoke Application with the agent's own code,
+// as the cluster's agent.
+func (s *simApp) publish(ctx context.Context, h *hub) error {
+	c, err := h.agentClient(s.cluster)
+	if err != nil {
+		return err
+	}
+	_, err = agent.PublishReport(ctx, c, s.app, s.cluster, time.Now())
+	return err
+}
+
+// writeFeedback writes the ManifestWork's status as the work agent does: the Application
+// manifest's status feedback and conditions, with a merge patch of the status subresource.
+func (s *simApp) writeFeedback(ctx context.Context, c client.Client, since time.Time) error {
+	st := &s.app.Status
+	values := []workv1.FeedbackValue{}
+	for _, v := range []struct{ name, value string }{
+		{appstatus.FeedbackHealthStatus, string(st.Health.Status)},
+		{appstatus.FeedbackSyncStatus, string(st.Sync.Status)},
+		{appstatus.FeedbackOperationStatePhase, string(st.OperationState.Phase)},
+		{appstatus.FeedbackOperationStateStartedAt, st.OperationState.StartedAt.UTC().Format(time.RFC3339)},
+		{appstatus.FeedbackSyncRevision, st.Sync.Revision},
+	} {
+		values = append(values, workv1.FeedbackValue{Name: v.name, Value: workv1.FieldValue{Type: workv1.String, String: ptr.To(v.value)}})
+	}
+	t := metav1.NewTime(since.Truncate(time.Second))
+	cond := func(typ, reason, msg string) metav1.Condition {
+		return metav1.Condition{Type: typ, Status: metav1.ConditionTrue, Reason: reason, Message: msg, ObservedGeneration: s.gen, LastTransitionTime: t}
+	}
+	status := workv1.ManifestWorkStatus{
+		Conditions: []metav1.Condition{cond(workv1.WorkApplied, "AppliedManifestWorkComplete", "Apply manifest work complete"),
+			cond(workv1.WorkAvailable, "ResourcesAvailable", "All resources are available")},
+		ResourceStatus: workv1.ManifestResourceStatus{Manifests: []workv1.ManifestCondition{{
+			ResourceMeta: workv1.ManifestResourceMeta{Ordinal: 0, Group: "argoproj.io", Version: "v1alpha1", Kind: "Application",
+				Resource: "applications", Name: s.app.Name, Namespace: s.app.Namespace},
+			StatusFeedbacks: workv1.StatusFeedbackResult{Values: values},
+			Conditions: []metav1.Condition{cond(workv1.ManifestApplied, "AppliedManifestComplete", "Apply manifest complete"),
+				cond(workv1.ManifestAvailable, "ResourceAvailable", "Resource is available"),
+				cond("StatusFeedbackSynced", "StatusFeedbackSynced", "")},
+		}}},
+	}
+	patch, err := json.Marshal(map[string]any{"status": status})
+	if err != nil {
+		return err
+	}
+	mw := &workv1.ManifestWork{}
+	mw.Namespace, mw.Name = s.work.Namespace, s.work.Name
+	return c.Status().Patch(ctx, mw, client.RawPatch(types.MergePatchType, patch))
+}
+
+// change makes the spoke sync a new revision: the agent's report first (what the
+// freshness figure times), then the work agent's feedback when feedback is set.
+func (s *simApp) change(ctx context.Context, h *hub, t *tracker, revision string, feedback bool, since time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	s.synced(revision, now)
+	t.expectChange(s.appSet, s.cluster, s.hubName, revision, now)
+	if err := s.publish(ctx, h); err != nil {
+		return err
+	}
+	if !feedback {
+		return nil
+	}
+	return s.writeFeedback(ctx, h.admin, since)
+}
+
+func revision(n uint64) string { return fmt.Sprintf("%040x", n) }
+
+// churn makes rate changes per second, spread at random over apps, for d; it returns the
+// number of changes made. Changes run on workers, so a slow write does not slow the rate
+// until every worker is busy; then the rate drops (the achieved rate is printed).
+func churn(ctx context.Context, h *hub, t *tracker, apps []*simApp, rate float64, d time.Duration, workers int, feedback bool, since time.Time, first uint64) (int, error) {
+	jobs := make(chan uint64, 64)
+	errs := make(chan error, 1)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := range jobs {
+				a := apps[rand.IntN(len(apps))]
+				if err := a.change(ctx, h, t, revision(n), feedback, since); err != nil {
+					select {
+					case errs <- err:
+					default:
+					}
+				}
+			}
+		}()
+	}
+	interval := time.Duration(float64(time.Second) / rate)
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	end := time.Now().Add(d)
+	n := 0
+	var err error
+	for time.Now().Before(end) && err == nil {
+		select {
+		case <-tick.C:
+			jobs <- first + uint64(n)
+			n++
+		case err = <-errs:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	if err == nil {
+		select {
+		case err = <-errs:
+		default:
+		}
+	}
+	return n, err
+}

@@ -1,0 +1,219 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
+)
+
+// managerProcess is the real manager binary (`argocd-pull-addon manager`) running against
+// the hub as a process of its own, so that its CPU and memory are its own.
+type managerProcess struct {
+	cmd        *exec.Cmd
+	metricsURL string
+	readyURL   string
+	logPath    string
+	exited     chan struct{}
+}
+
+// buildManager builds the binary into dir, the way `make build` does (without stripping).
+func buildManager(dir string) (string, error) {
+	root, err := framework.RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	out := filepath.Join(dir, "argocd-pull-addon")
+	cmd := exec.Command("go", "build", "-o", out, "./cmd/argocd-pull-addon")
+	cmd.Dir = root
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("building the manager: %w", err)
+	}
+	return out, nil
+}
+
+// startManager runs `binary manager` against the hub of kubeconfig, with its logs in
+// logPath, and waits until it is ready.
+func startManager(ctx context.Context, binary, kubeconfig, logPath string, extraArgs []string) (*managerProcess, error) {
+	metricsPort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	probePort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	logs, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	args := append([]string{"manager", "--kubeconfig", kubeconfig,
+		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", metricsPort),
+		"--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", probePort)}, extraArgs...)
+	cmd := exec.Command(binary, args...)
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		logs.Close()
+		return nil, fmt.Errorf("starting the manager: %w", err)
+	}
+	m := &managerProcess{
+		cmd:        cmd,
+		metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort),
+		readyURL:   fmt.Sprintf("http://127.0.0.1:%d/readyz", probePort),
+		logPath:    logPath,
+		exited:     make(chan struct{}),
+	}
+	go func() { _ = cmd.Wait(); logs.Close(); close(m.exited) }()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		select {
+		case <-m.exited:
+			return nil, fmt.Errorf("the manager exited during start-up; see %s", logPath)
+		case <-ctx.Done():
+			m.stop()
+			return nil, ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+		if resp, err := http.Get(m.readyURL); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return m, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			m.stop()
+			return nil, fmt.Errorf("the manager was not ready within 2 minutes; see %s", logPath)
+		}
+	}
+}
+
+func (m *managerProcess) pid() int { return m.cmd.Process.Pid }
+
+// stop sends SIGTERM and waits (SIGKILL after 30 s).
+func (m *managerProcess) stop() {
+	_ = m.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-m.exited:
+	case <-time.After(30 * time.Second):
+		_ = m.cmd.Process.Kill()
+		<-m.exited
+	}
+}
+
+// requests reads the manager's client requests to the API server so far, by HTTP method
+// (and, under conflictPrefix, those answered 409), from its rest_client_requests_total
+// metric.
+func (m *managerProcess) requests() (map[string]float64, error) {
+	resp, err := http.Get(m.metricsURL)
+	if err != nil {
+		return nil, fmt.Errorf("reading the manager's metrics: %w", err)
+	}
+	defer resp.Body.Close()
+	return parseRequests(resp.Body)
+}
+
+// queueDepths reads the manager's controllers' workqueue depths (workqueue_depth by name).
+func (m *managerProcess) queueDepths() (map[string]float64, error) {
+	resp, err := http.Get(m.metricsURL)
+	if err != nil {
+		return nil, fmt.Errorf("reading the manager's metrics: %w", err)
+	}
+	defer resp.Body.Close()
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line, ok := strings.CutPrefix(sc.Text(), "workqueue_depth{")
+		if !ok {
+			continue
+		}
+		end := strings.LastIndexByte(line, '}')
+		v, err := strconv.ParseFloat(strings.TrimSpace(line[end+1:]), 64)
+		if err != nil {
+			continue
+		}
+		for _, l := range strings.Split(line[:end], ",") {
+			if n, ok := strings.CutPrefix(l, `name="`); ok {
+				out[strings.TrimSuffix(n, `"`)] = v
+			}
+		}
+	}
+	return out, sc.Err()
+}
+
+func parseRequests(r io.Reader) (map[string]float64, error) {
+	out := map[string]float64{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "rest_client_requests_total{") {
+			continue
+		}
+		end := strings.LastIndexByte(line, '}')
+		labels, value := line[len("rest_client_requests_total{"):end], strings.TrimSpace(line[end+1:])
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			continue
+		}
+		method, code := "", ""
+		for _, l := range strings.Split(labels, ",") {
+			if m, ok := strings.CutPrefix(l, `method="`); ok {
+				method = strings.TrimSuffix(m, `"`)
+			}
+			if c, ok := strings.CutPrefix(l, `code="`); ok {
+				code = strings.TrimSuffix(c, `"`)
+			}
+		}
+		out[method] += v
+		if code == "409" {
+			out[conflictPrefix+method] += v
+		}
+	}
+	return out, sc.Err()
+}
+
+// conflictPrefix marks the requests of a method answered 409 Conflict in a requests map.
+const conflictPrefix = "409 "
+
+// total is the number of requests in a requests map.
+func total(byMethod map[string]float64) float64 {
+	var n float64
+	for k, v := range byMethod {
+		if !strings.HasPrefix(k, conflictPrefix) {
+			n += v
+		}
+	}
+	return n
+}
+
+// conflicts is the number of writes answered 409 Conflict in a requests map.
+func conflicts(byMethod map[string]float64) float64 {
+	return byMethod[conflictPrefix+"PUT"] + byMethod[conflictPrefix+"PATCH"] + byMethod[conflictPrefix+"POST"]
+}
+
+// writes is the number of write requests (POST, PUT, PATCH, DELETE) in a requests map.
+func writes(byMethod map[string]float64) float64 {
+	return byMethod["POST"] + byMethod["PUT"] + byMethod["PATCH"] + byMethod["DELETE"]
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
