@@ -83,7 +83,9 @@ type Reconciler struct {
 	Client client.Client
 	// APIReader reads from the API server directly; used to re-read after a conflict.
 	APIReader client.Reader
-	// MaxConcurrentReconciles defaults to 1.
+	// MaxConcurrentReconciles is the number of Applications mirrored in parallel; 1 when
+	// zero. NewReconciler sets 10: with one worker a churn of 50 status changes per second
+	// over 1,000 Applications queued ~900 deep (hub status p99 32 s in the scale bench).
 	MaxConcurrentReconciles int
 
 	// now is replaceable in tests.
@@ -92,7 +94,7 @@ type Reconciler struct {
 
 // NewReconciler returns a Reconciler that reads through c (cached) and apiReader (uncached).
 func NewReconciler(c client.Client, apiReader client.Reader) *Reconciler {
-	return &Reconciler{Client: c, APIReader: apiReader, now: metav1.Now}
+	return &Reconciler{Client: c, APIReader: apiReader, MaxConcurrentReconciles: 10, now: metav1.Now}
 }
 
 // SetupWithManager registers the ManifestWork field index and the controller with mgr.
