@@ -121,3 +121,20 @@ BENCH_SCALE_ARGS ?= --clusters 100,300,1000 --appsets 10 --runs 3 --churn 50 --i
 .PHONY: bench-scale
 bench-scale: envtest ## Scale benchmark (issue 8): propagation, freshness, manager RSS/CPU, API writes per size (BENCH_SCALE_ARGS).
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) run ./test/bench/scale $(BENCH_SCALE_ARGS)
+
+# The end-to-end suite (issue 6, test/e2e/pull) on a real fleet: a hub and two clusters with
+# real OCM, real Argo CD v3, the hub chart, and our manager and agents as processes of the
+# built binary. Behind the e2e build tag, so not part of `go test ./...` or `make test`; the
+# test binary re-executes itself in a private network namespace (needs root and iproute2).
+# E2E_ARGS go to the test binary (e.g. -ginkgo.focus=guestbook); E2E_KEEP_DIR=1 keeps the
+# fleet's logs after a passing run.
+E2E_TEST := $(BIN)/e2e-pull.test
+E2E_AGENT_BINARY := $(BIN)/e2e/argocd-pull-addon
+
+.PHONY: test-e2e
+test-e2e: envtest argocd ## End-to-end suite on a real OCM fleet with real Argo CD and our binary (not in `make test`).
+	@command -v git >/dev/null || apt-get install -y --no-install-recommends git
+	$(GO) build -o $(E2E_AGENT_BINARY) ./cmd/argocd-pull-addon
+	$(GO) test -c -tags e2e -o $(E2E_TEST) ./test/e2e/pull
+	cd test/e2e/pull && KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) ARGOCD_PULL_ADDON_BINARY=$(E2E_AGENT_BINARY) \
+		$(E2E_TEST) -test.v -test.timeout 20m -ginkgo.v $(E2E_ARGS)

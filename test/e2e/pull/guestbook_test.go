@@ -1,0 +1,374 @@
+//go:build e2e
+
+package pull_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+	workv1 "open-cluster-management.io/api/work/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/fleet"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
+)
+
+// The guestbook: a ConfigMap and a Deployment, as argocd-example-apps' guestbook but with a
+// ConfigMap instead of the Service.
+const guestbookYAML = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: guestbook-ui
+data:
+  title: Guestbook from the hub
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: guestbook-ui
+spec:
+  replicas: 1
+  revisionHistoryLimit: 3
+  selector:
+    matchLabels:
+      app: guestbook-ui
+  template:
+    metadata:
+      labels:
+        app: guestbook-ui
+    spec:
+      containers:
+      - name: guestbook-ui
+        image: gcr.io/heptio-images/ks-guestbook-demo:0.2
+        ports:
+        - containerPort: 80
+`
+
+const (
+	argoNS      = framework.ChartNamespace // argocd, on the hub and on the clusters
+	appSetName  = "guestbook-app"          // examples/applicationset-guestbook.yaml
+	guestbookNS = "guestbook"
+)
+
+var (
+	applicationGVK = schema.GroupVersionKind{Group: "argoproj.io", Version: "v1alpha1", Kind: "Application"}
+	appSetGVK      = schema.GroupVersionKind{Group: "argoproj.io", Version: "v1alpha1", Kind: "ApplicationSet"}
+)
+
+func hubAppName(cluster string) string { return cluster + "-" + appSetName }
+
+var _ = Describe("Scenario 1: the guestbook example", Ordered, func() {
+	var (
+		repo *fleet.LocalGitRepo
+		head string
+		// works[cluster] is the name of the cluster's ManifestWork.
+		works = map[string]string{}
+	)
+
+	BeforeAll(func(ctx SpecContext) {
+		var err error
+		repo, err = fleet.NewLocalGitRepo(filepath.Join(fleetDir, "git", "argocd-example-apps"),
+			map[string]string{"guestbook/guestbook.yaml": guestbookYAML})
+		Expect(err).NotTo(HaveOccurred())
+		head, err = repo.Head()
+		Expect(err).NotTo(HaveOccurred())
+
+		By("binding the default ManagedClusterSet to argocd, as `clusteradm clusterset bind default --namespace argocd` does")
+		Eventually(func() error {
+			return hub.Get(ctx, client.ObjectKey{Name: "default"}, &clusterv1beta2.ManagedClusterSet{})
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+		// A real hub's registration webhook puts every new ManagedCluster into the default
+		// set (this label); the fleet runs OCM's controllers but no webhooks.
+		for _, c := range clusters {
+			mc := &clusterv1.ManagedCluster{}
+			Expect(hub.Get(ctx, client.ObjectKey{Name: c}, mc)).To(Succeed())
+			if mc.Labels[clusterv1beta2.ClusterSetLabel] == "" {
+				patch := client.MergeFrom(mc.DeepCopy())
+				if mc.Labels == nil {
+					mc.Labels = map[string]string{}
+				}
+				mc.Labels[clusterv1beta2.ClusterSetLabel] = "default"
+				Expect(hub.Patch(ctx, mc, patch)).To(Succeed())
+			}
+		}
+		Expect(hub.Create(ctx, &clusterv1beta2.ManagedClusterSetBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: argoNS},
+			Spec:       clusterv1beta2.ManagedClusterSetBindingSpec{ClusterSet: "default"},
+		})).To(Succeed())
+
+		// What `clusteradm clusterset bind` waits for: the binding bound and the set holding
+		// both clusters, so the Placement schedules on them at once.
+		Eventually(func(g Gomega) {
+			b := &clusterv1beta2.ManagedClusterSetBinding{}
+			g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: argoNS, Name: "default"}, b)).To(Succeed())
+			g.Expect(meta.IsStatusConditionTrue(b.Status.Conditions, clusterv1beta2.ClusterSetBindingBoundType)).To(BeTrue(), "%v", b.Status.Conditions)
+			set := &clusterv1beta2.ManagedClusterSet{}
+			g.Expect(hub.Get(ctx, client.ObjectKey{Name: "default"}, set)).To(Succeed())
+			g.Expect(meta.IsStatusConditionFalse(set.Status.Conditions, clusterv1beta2.ManagedClusterSetConditionEmpty)).To(BeTrue(), "%v", set.Status.Conditions)
+		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(500 * time.Millisecond).Should(Succeed())
+
+		By("applying examples/placement.yaml and gitopscluster.yaml")
+		for _, file := range []string{"placement.yaml", "gitopscluster.yaml"} {
+			Expect(hub.Create(ctx, readExample(file))).To(Succeed(), file)
+		}
+	})
+
+	It("has the addon available on both clusters", func(ctx SpecContext) {
+		Eventually(func(g Gomega) {
+			for _, c := range clusters {
+				mca := &addonv1alpha1.ManagedClusterAddOn{}
+				g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: c, Name: fleet.PullAddonName}, mca)).To(Succeed())
+				g.Expect(meta.IsStatusConditionTrue(mca.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionAvailable)).
+					To(BeTrue(), "%s: %v", c, mca.Status.Conditions)
+			}
+		}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
+	})
+
+	It("has the Placement decide on both clusters and the GitOpsCluster register them with Argo CD", func(ctx SpecContext) {
+		start := time.Now()
+		Eventually(func(g Gomega) {
+			list := &clusterv1beta1.PlacementDecisionList{}
+			g.Expect(hub.List(ctx, list, client.InNamespace(argoNS),
+				client.MatchingLabels{clusterv1beta1.PlacementLabel: "guestbook-app-placement"})).To(Succeed())
+			var decided []string
+			for _, d := range list.Items {
+				for _, cd := range d.Status.Decisions {
+					decided = append(decided, cd.ClusterName)
+				}
+			}
+			g.Expect(decided).To(ConsistOf(clusters))
+		}).WithContext(ctx).WithTimeout(3 * time.Minute).WithPolling(500 * time.Millisecond).Should(Succeed())
+		AddReportEntry("placement decided", time.Since(start).Round(100*time.Millisecond).String())
+		Eventually(func(g Gomega) {
+			for _, c := range clusters {
+				secret := &corev1.Secret{}
+				g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: argoNS, Name: c + "-cluster-secret"}, secret)).To(Succeed())
+				g.Expect(secret.Labels).To(HaveKeyWithValue("argocd.argoproj.io/secret-type", "cluster"))
+			}
+			g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: argoNS, Name: "ocm-placement-generator"}, &corev1.ConfigMap{})).To(Succeed())
+		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(500 * time.Millisecond).Should(Succeed())
+		AddReportEntry("cluster secrets and generator ConfigMap", time.Since(start).Round(100*time.Millisecond).String())
+	})
+
+	// The ApplicationSet comes after the GitOpsCluster has written the generator ConfigMap:
+	// Argo CD's applicationset-controller retries a generator error (ConfigMap not found)
+	// only after 3 minutes. It requeues every 30 s (requeueAfterSeconds) otherwise.
+	It("renders one hub Application per cluster from the placement decisions", func(ctx SpecContext) {
+		By("applying examples/applicationset-guestbook.yaml (repoURL: the local repository)")
+		set := readExample("applicationset-guestbook.yaml")
+		Expect(set.GroupVersionKind()).To(Equal(appSetGVK))
+		Expect(unstructured.SetNestedField(set.Object, repo.URL, "spec", "template", "spec", "source", "repoURL")).To(Succeed())
+		Expect(hub.Create(ctx, set)).To(Succeed())
+		start := time.Now()
+		Eventually(func(g Gomega) {
+			for _, c := range clusters {
+				app := getApp(ctx, g, hub, argoNS, hubAppName(c))
+				g.Expect(app.GetAnnotations()).To(HaveKeyWithValue("apps.open-cluster-management.io/ocm-managed-cluster", c))
+				g.Expect(app.GetLabels()).To(HaveKeyWithValue("apps.open-cluster-management.io/pull-to-ocm-managed-cluster", "true"))
+			}
+			apps := &unstructured.UnstructuredList{}
+			apps.SetGroupVersionKind(applicationGVK.GroupVersion().WithKind("ApplicationList"))
+			g.Expect(hub.List(ctx, apps, client.InNamespace(argoNS))).To(Succeed())
+			g.Expect(apps.Items).To(HaveLen(len(clusters)))
+		}).WithContext(ctx).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(Succeed())
+		AddReportEntry("hub Applications generated", time.Since(start).Round(100*time.Millisecond).String())
+	})
+
+	It("wraps each in one ManifestWork in its cluster's namespace", func(ctx SpecContext) {
+		Eventually(func(g Gomega) {
+			for _, c := range clusters {
+				list := &workv1.ManifestWorkList{}
+				g.Expect(hub.List(ctx, list, client.InNamespace(c),
+					client.MatchingLabels{"apps.open-cluster-management.io/pull-to-ocm-managed-cluster": "true"})).To(Succeed())
+				g.Expect(list.Items).To(HaveLen(1), c)
+				mw := list.Items[0]
+				g.Expect(mw.Name).To(HavePrefix(hubAppName(c)+"-"), c)
+				g.Expect(mw.Annotations).To(HaveKeyWithValue("apps.open-cluster-management.io/hub-application-name", hubAppName(c)))
+				g.Expect(mw.Annotations).To(HaveKeyWithValue("apps.open-cluster-management.io/hosting-applicationset", argoNS+"/"+appSetName))
+				g.Expect(mw.Labels).To(HaveKeyWithValue("apps.open-cluster-management.io/application-set", "true"))
+				g.Expect(mw.Spec.Workload.Manifests).To(HaveLen(1))
+				works[c] = mw.Name
+			}
+		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
+	})
+
+	It("syncs the Applications on both clusters: the guestbook's objects exist there", func(ctx SpecContext) {
+		start := time.Now()
+		Eventually(func(g Gomega) {
+			for _, c := range clusters {
+				spoke := theFleet.Cluster(c).APIServer.Client
+				app := getApp(ctx, g, spoke, argoNS, hubAppName(c))
+				g.Expect(app.GetAnnotations()).To(HaveKeyWithValue("apps.open-cluster-management.io/hub-application-name", hubAppName(c)))
+				dest, _, _ := unstructured.NestedString(app.Object, "spec", "destination", "server")
+				g.Expect(dest).To(Equal("https://kubernetes.default.svc"))
+				g.Expect(nested(app, "status", "sync", "status")).To(Equal("Synced"), c)
+				g.Expect(nested(app, "status", "sync", "revision")).To(Equal(head), c)
+				g.Expect(nested(app, "status", "operationState", "phase")).To(Equal("Succeeded"), c)
+
+				cm := &corev1.ConfigMap{}
+				g.Expect(spoke.Get(ctx, client.ObjectKey{Namespace: guestbookNS, Name: "guestbook-ui"}, cm)).To(Succeed(), c)
+				g.Expect(cm.Data).To(HaveKeyWithValue("title", "Guestbook from the hub"))
+				g.Expect(spoke.Get(ctx, client.ObjectKey{Namespace: guestbookNS, Name: "guestbook-ui"}, &appsv1.Deployment{})).To(Succeed(), c)
+			}
+		}).WithContext(ctx).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(Succeed())
+		AddReportEntry("synced on both clusters", time.Since(start).Round(100*time.Millisecond).String())
+	})
+
+	It("publishes one ApplicationStatusReport per cluster on the hub", func(ctx SpecContext) {
+		Eventually(func(g Gomega) {
+			for _, c := range clusters {
+				list := &appsv1alpha1.ApplicationStatusReportList{}
+				g.Expect(hub.List(ctx, list, client.InNamespace(c))).To(Succeed())
+				g.Expect(list.Items).To(HaveLen(1), c)
+				r := list.Items[0]
+				g.Expect(r.Name).To(Equal(argoNS + "." + hubAppName(c)))
+				g.Expect(r.Source.Cluster).To(Equal(c))
+				g.Expect(r.Source.HubApplicationName).To(Equal(hubAppName(c)))
+				g.Expect(r.Source.HubApplicationNamespace).To(Equal(argoNS))
+				g.Expect(string(r.Status.Sync.Status)).To(Equal("Synced"))
+				g.Expect(r.Status.Resources).To(ContainElements(
+					And(HaveField("Kind", "ConfigMap"), HaveField("Name", "guestbook-ui"), HaveField("Namespace", guestbookNS)),
+					And(HaveField("Kind", "Deployment"), HaveField("Name", "guestbook-ui"), HaveField("Namespace", guestbookNS)),
+				))
+			}
+		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
+	})
+
+	// No kubelet and no deployment controller run: the Deployment never rolls out, so Argo
+	// CD reports it, and the Application, Progressing.
+	It("shows sync, health and resources on the hub Applications", func(ctx SpecContext) {
+		Eventually(func(g Gomega) {
+			for _, c := range clusters {
+				expectHubApp(ctx, g, c, head, "Progressing")
+			}
+		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
+	})
+
+	It("reports both clusters in the MulticlusterApplicationSetReport with resources and a correct summary", func(ctx SpecContext) {
+		Eventually(func(g Gomega) {
+			expectReport(ctx, g, works, head, "Progressing")
+		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
+	})
+
+	It("follows the rollout on the clusters to Healthy, on the hub Applications and in the report", func(ctx SpecContext) {
+		By("completing each Deployment's rollout as a kubelet and the deployment controller would")
+		for _, c := range clusters {
+			spoke := theFleet.Cluster(c).APIServer.Client
+			dep := &appsv1.Deployment{}
+			Expect(spoke.Get(ctx, client.ObjectKey{Namespace: guestbookNS, Name: "guestbook-ui"}, dep)).To(Succeed())
+			patch := client.MergeFrom(dep.DeepCopy())
+			dep.Status = appsv1.DeploymentStatus{
+				ObservedGeneration: dep.Generation, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1,
+				Conditions: []appsv1.DeploymentCondition{{
+					Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable",
+					LastUpdateTime: metav1.Now(), LastTransitionTime: metav1.Now(),
+				}},
+			}
+			Expect(spoke.Status().Patch(ctx, dep, patch)).To(Succeed())
+		}
+		start := time.Now()
+		Eventually(func(g Gomega) {
+			for _, c := range clusters {
+				expectHubApp(ctx, g, c, head, "Healthy")
+			}
+			expectReport(ctx, g, works, head, "Healthy")
+		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(500 * time.Millisecond).Should(Succeed())
+		AddReportEntry("Healthy on the hub after the rollout", time.Since(start).Round(100*time.Millisecond).String())
+	})
+})
+
+// expectHubApp checks cluster's hub Application: synced at head, health, and the
+// guestbook's resources.
+func expectHubApp(ctx SpecContext, g Gomega, cluster, head, health string) {
+	app := getApp(ctx, g, hub, argoNS, hubAppName(cluster))
+	g.Expect(nested(app, "status", "sync", "status")).To(Equal("Synced"), cluster)
+	g.Expect(nested(app, "status", "sync", "revision")).To(Equal(head), cluster)
+	g.Expect(nested(app, "status", "health", "status")).To(Equal(health), cluster)
+	g.Expect(nested(app, "status", "operationState", "phase")).To(Equal("Succeeded"), cluster)
+	resources, _, _ := unstructured.NestedSlice(app.Object, "status", "resources")
+	byKind := map[string]map[string]any{}
+	for _, r := range resources {
+		m := r.(map[string]any)
+		byKind[m["kind"].(string)] = m
+	}
+	g.Expect(byKind).To(HaveKey("ConfigMap"), cluster)
+	g.Expect(byKind).To(HaveKey("Deployment"), cluster)
+	for _, kind := range []string{"ConfigMap", "Deployment"} {
+		g.Expect(byKind[kind]).To(HaveKeyWithValue("name", "guestbook-ui"))
+		g.Expect(byKind[kind]).To(HaveKeyWithValue("namespace", guestbookNS))
+		g.Expect(byKind[kind]).To(HaveKeyWithValue("status", "Synced"))
+	}
+}
+
+// expectReport checks the ApplicationSet's report: both clusters, synced at head with
+// health, the guestbook's resources, and the summary those make.
+func expectReport(ctx SpecContext, g Gomega, works map[string]string, head, health string) {
+	r := &appsv1alpha1.MulticlusterApplicationSetReport{}
+	g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: argoNS, Name: appSetName}, r)).To(Succeed())
+	g.Expect(r.Labels).To(HaveKeyWithValue("apps.open-cluster-management.io/hosting-applicationset", argoNS+"."+appSetName))
+	g.Expect(r.Statuses.Resources).To(ConsistOf(
+		appsv1alpha1.ResourceRef{APIVersion: "v1", Kind: "ConfigMap", Name: "guestbook-ui", Namespace: guestbookNS},
+		appsv1alpha1.ResourceRef{APIVersion: "apps/v1", Kind: "Deployment", Name: "guestbook-ui", Namespace: guestbookNS},
+	))
+	g.Expect(r.Statuses.ClusterConditions).To(HaveLen(len(clusters)))
+	for _, c := range clusters {
+		g.Expect(r.Statuses.ClusterConditions).To(ContainElement(And(
+			HaveField("Cluster", c),
+			HaveField("App", strings.Join([]string{argoNS, hubAppName(c), c, works[c]}, "/")),
+			HaveField("SyncStatus", "Synced"),
+			HaveField("HealthStatus", health),
+			HaveField("OperationStatePhase", "Succeeded"),
+			HaveField("SyncRevision", head),
+			HaveField("Conditions", BeEmpty()),
+			HaveField("AgentAvailable", HaveValue(BeTrue())),
+			HaveField("LastReportedAt", Not(BeNil())),
+		)), c)
+	}
+	n := "2"
+	want := appsv1alpha1.ReportSummary{Clusters: n, Synced: n, NotSynced: "0", Healthy: "0", NotHealthy: n, InProgress: n}
+	if health == "Healthy" {
+		want.Healthy, want.NotHealthy, want.InProgress = n, "0", "0"
+	}
+	g.Expect(r.Statuses.Summary).To(Equal(want))
+}
+
+func getApp(ctx SpecContext, g Gomega, c client.Client, ns, name string) *unstructured.Unstructured {
+	app := &unstructured.Unstructured{}
+	app.SetGroupVersionKind(applicationGVK)
+	g.ExpectWithOffset(1, c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, app)).To(Succeed(), "%s/%s", ns, name)
+	return app
+}
+
+func nested(u *unstructured.Unstructured, fields ...string) string {
+	s, _, _ := unstructured.NestedString(u.Object, fields...)
+	return s
+}
+
+// readExample reads one object from examples/.
+func readExample(file string) *unstructured.Unstructured {
+	GinkgoHelper()
+	root, err := framework.RepoRoot()
+	Expect(err).NotTo(HaveOccurred())
+	data, err := os.ReadFile(filepath.Join(root, "examples", file))
+	Expect(err).NotTo(HaveOccurred())
+	obj := &unstructured.Unstructured{}
+	Expect(yaml.Unmarshal(data, &obj.Object)).To(Succeed())
+	return obj
+}
