@@ -84,7 +84,10 @@ func recordingLogger(base logr.Logger) logr.Logger {
 	return logr.New(recordingSink{LogSink: base.GetSink()})
 }
 
-// settled waits until none of keys has been reconciled for a second and returns their counts.
+// settled waits until none of keys has been reconciled for three seconds and returns their
+// counts. On a loaded machine the events of a write (the owned Secret's, through its own
+// cache) can arrive more than a second apart; a shorter window let a late one of the
+// previous step count in the next.
 func settled(keys ...client.ObjectKey) []int {
 	GinkgoHelper()
 	counts := func() []int {
@@ -97,7 +100,7 @@ func settled(keys ...client.ObjectKey) []int {
 	var got []int
 	Eventually(func(g Gomega) {
 		got = counts()
-		g.Consistently(counts, time.Second, 100*time.Millisecond).Should(Equal(got))
+		g.Consistently(counts, 3*time.Second, 100*time.Millisecond).Should(Equal(got))
 	}, timeout, interval).Should(Succeed())
 	return got
 }
