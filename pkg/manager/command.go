@@ -116,17 +116,7 @@ func (o *Options) Run(ctx context.Context) error {
 	mopts.LeaderElectionID = "argocd-pull-addon-manager"
 	mopts.LeaderElectionNamespace = o.LeaderElectionNamespace
 	mopts.LeaderElectionReleaseOnCancel = true
-	// Managed fields are never read and are a large share of every cached object.
-	mopts.Cache = cache.Options{
-		DefaultTransform: cache.TransformStripManagedFields(),
-		ByObject: map[client.Object]cache.ByObject{
-			// Only the pull model's ManifestWorks, not every addon's and every user's.
-			&workv1.ManifestWork{}: {Label: labels.SelectorFromSet(labels.Set{apps.LabelPullToOCMManagedCluster: "true"})},
-			// Only this addon's ManagedClusterAddOns: their Available condition is the
-			// agents' availability.
-			&addonv1alpha1.ManagedClusterAddOn{}: {Field: fields.OneTermEqualSelector("metadata.name", apps.AddonName)},
-		},
-	}
+	mopts.Cache = CacheOptions()
 
 	mgr, err := ctrl.NewManager(cfg, mopts)
 	if err != nil {
@@ -156,6 +146,22 @@ func (o *Options) Setup(mgr ctrl.Manager) error {
 		return fmt.Errorf("setting up the addon manager: %w", err)
 	}
 	return nil
+}
+
+// CacheOptions is what the manager's cache holds. Tests that run hub controllers use it
+// to cache like the binary.
+func CacheOptions() cache.Options {
+	return cache.Options{
+		// Managed fields are never read and are a large share of every cached object.
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject: map[client.Object]cache.ByObject{
+			// Only the pull model's ManifestWorks, not every addon's and every user's.
+			&workv1.ManifestWork{}: {Label: labels.SelectorFromSet(labels.Set{apps.LabelPullToOCMManagedCluster: "true"})},
+			// Only this addon's ManagedClusterAddOns: their Available condition is the
+			// agents' availability.
+			&addonv1alpha1.ManagedClusterAddOn{}: {Field: fields.OneTermEqualSelector("metadata.name", apps.AddonName)},
+		},
+	}
 }
 
 // SetupControllers registers every hub controller with mgr. Tests call it to run the

@@ -17,7 +17,6 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
@@ -82,12 +81,7 @@ func BenchmarkBurst(b *testing.B) {
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
-		Cache: cache.Options{
-			DefaultTransform: cache.TransformStripManagedFields(),
-			ByObject: map[client.Object]cache.ByObject{
-				&workv1.ManifestWork{}: {Label: labels.SelectorFromSet(labels.Set{pullmodel.LabelPullToOCMManagedCluster: "true"})},
-			},
-		},
+		Cache:                  manager.CacheOptions(),
 	})
 	must(b, err)
 	r := propagation.NewReconciler(mgr)
