@@ -122,30 +122,12 @@ func StartArgoCD(opts ArgoCDOptions) (_ *ArgoCD, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if a.Dir == "" {
-		if a.Dir, err = os.MkdirTemp("", "argocd-"+a.Name+"-"); err != nil {
-			return nil, err
-		}
-		a.ownsDir = true
-	} else if err := os.MkdirAll(a.Dir, 0o700); err != nil {
-		return nil, err
-	}
 	defer func() {
 		if err != nil {
 			a.Stop()
 		}
 	}()
-	if a.Kubeconfig, err = kubeconfigFor(opts.APIServer, opts.KubeconfigFile, filepath.Join(a.Dir, "kubeconfig")); err != nil {
-		return nil, err
-	}
-	if !opts.SkipCRDs {
-		if err := InstallArgoCDV3CRDs(opts.APIServer.Config); err != nil {
-			return nil, err
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := PrepareArgoCDNamespace(ctx, opts.APIServer.Client, a.Namespace); err != nil {
+	if err := a.prepare(opts.APIServer, opts.KubeconfigFile, "argocd-"+a.Name+"-", opts.SkipCRDs); err != nil {
 		return nil, err
 	}
 	resync := opts.AppResync
@@ -232,6 +214,33 @@ func (a *ArgoCD) Stop() error {
 	return errors.Join(errs...)
 }
 
+// prepare gives a its directory (a temporary one named after tmpPrefix when none was
+// given), its kubeconfig, Argo CD v3's CRDs unless skipCRDs, and the prepared namespace:
+// what every component needs before it starts.
+func (a *ArgoCD) prepare(api *framework.APIServer, kubeconfigFile, tmpPrefix string, skipCRDs bool) error {
+	if a.Dir == "" {
+		dir, err := os.MkdirTemp("", tmpPrefix)
+		if err != nil {
+			return err
+		}
+		a.Dir, a.ownsDir = dir, true
+	} else if err := os.MkdirAll(a.Dir, 0o700); err != nil {
+		return err
+	}
+	var err error
+	if a.Kubeconfig, err = kubeconfigFor(api, kubeconfigFile, filepath.Join(a.Dir, "kubeconfig")); err != nil {
+		return err
+	}
+	if !skipCRDs {
+		if err := InstallArgoCDV3CRDs(api.Config); err != nil {
+			return err
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return PrepareArgoCDNamespace(ctx, api.Client, a.Namespace)
+}
+
 // Logs is the log file of a component ("argocd-application-controller",
 // "argocd-repo-server", "argocd-redis").
 func (a *ArgoCD) Logs(component string) string {
@@ -275,30 +284,12 @@ func StartArgoCDApplicationSetController(opts ArgoCDApplicationSetOptions) (_ *A
 	if err != nil {
 		return nil, err
 	}
-	if a.Dir == "" {
-		if a.Dir, err = os.MkdirTemp("", "argocd-appset-"); err != nil {
-			return nil, err
-		}
-		a.ownsDir = true
-	} else if err := os.MkdirAll(a.Dir, 0o700); err != nil {
-		return nil, err
-	}
 	defer func() {
 		if err != nil {
 			a.Stop()
 		}
 	}()
-	if a.Kubeconfig, err = kubeconfigFor(opts.APIServer, opts.KubeconfigFile, filepath.Join(a.Dir, "kubeconfig")); err != nil {
-		return nil, err
-	}
-	if !opts.SkipCRDs {
-		if err := InstallArgoCDV3CRDs(opts.APIServer.Config); err != nil {
-			return nil, err
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := PrepareArgoCDNamespace(ctx, opts.APIServer.Client, a.Namespace); err != nil {
+	if err := a.prepare(opts.APIServer, opts.KubeconfigFile, "argocd-appset-", opts.SkipCRDs); err != nil {
 		return nil, err
 	}
 	logLevel := opts.LogLevel
