@@ -1,7 +1,7 @@
 package aggregation_test
 
 import (
-	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -10,11 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/aggregation"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/appstatus"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/manager"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
 
@@ -23,8 +21,7 @@ var (
 	scheme    *runtime.Scheme
 	k8s       client.Client
 	writes    = framework.NewWriteCounter()
-	stopMgr   context.CancelFunc
-	mgrDone   chan error
+	stopMgr   func() error
 )
 
 func TestAggregation(t *testing.T) {
@@ -48,30 +45,15 @@ var _ = BeforeSuite(func() {
 	// so tests can prove that unchanged input causes none. Its cache is configured as the
 	// binary's (pkg/manager).
 	cfg := writes.Wrap(apiServer.Config)
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Cache:                  manager.CacheOptions(),
+	stopMgr, err = framework.RunManager(cfg, scheme, func(mgr ctrl.Manager) error {
+		return errors.Join(appstatus.NewReconciler(mgr.GetClient(), mgr.GetAPIReader()).SetupWithManager(mgr), aggregation.Setup(mgr))
 	})
 	Expect(err).NotTo(HaveOccurred())
-	Expect(appstatus.NewReconciler(mgr.GetClient(), mgr.GetAPIReader()).SetupWithManager(mgr)).To(Succeed())
-	Expect(aggregation.Setup(mgr)).To(Succeed())
-
-	var ctx context.Context
-	ctx, stopMgr = context.WithCancel(context.Background())
-	mgrDone = make(chan error, 1)
-	go func() {
-		defer GinkgoRecover()
-		mgrDone <- mgr.Start(ctx)
-	}()
-	Expect(mgr.GetCache().WaitForCacheSync(ctx)).To(BeTrue())
 })
 
 var _ = AfterSuite(func() {
 	if stopMgr != nil {
-		stopMgr()
-		Eventually(mgrDone).Should(Receive(Not(HaveOccurred())))
+		Expect(stopMgr()).To(Succeed())
 	}
 	if apiServer != nil {
 		Expect(apiServer.Stop()).To(Succeed())

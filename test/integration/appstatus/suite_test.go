@@ -1,7 +1,6 @@
 package appstatus_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -10,10 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/appstatus"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/manager"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
 
@@ -22,8 +19,7 @@ var (
 	scheme    *runtime.Scheme
 	k8s       client.Client
 	writes    = framework.NewWriteCounter()
-	stopMgr   context.CancelFunc
-	mgrDone   chan error
+	stopMgr   func() error
 )
 
 func TestAppStatus(t *testing.T) {
@@ -46,29 +42,15 @@ var _ = BeforeSuite(func() {
 	// The manager talks to the API server through a transport that counts its writes to
 	// Applications, so tests can prove that unchanged feedback causes none.
 	cfg := writes.Wrap(apiServer.Config)
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Cache:                  manager.CacheOptions(),
+	stopMgr, err = framework.RunManager(cfg, scheme, func(mgr ctrl.Manager) error {
+		return appstatus.NewReconciler(mgr.GetClient(), mgr.GetAPIReader()).SetupWithManager(mgr)
 	})
 	Expect(err).NotTo(HaveOccurred())
-	Expect(appstatus.NewReconciler(mgr.GetClient(), mgr.GetAPIReader()).SetupWithManager(mgr)).To(Succeed())
-
-	var ctx context.Context
-	ctx, stopMgr = context.WithCancel(context.Background())
-	mgrDone = make(chan error, 1)
-	go func() {
-		defer GinkgoRecover()
-		mgrDone <- mgr.Start(ctx)
-	}()
-	Expect(mgr.GetCache().WaitForCacheSync(ctx)).To(BeTrue())
 })
 
 var _ = AfterSuite(func() {
 	if stopMgr != nil {
-		stopMgr()
-		Eventually(mgrDone).Should(Receive(Not(HaveOccurred())))
+		Expect(stopMgr()).To(Succeed())
 	}
 	Expect(apiServer.Stop()).To(Succeed())
 })
