@@ -157,7 +157,11 @@ var _ = Describe("The hub chart", func() {
 			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(gc), cur)).To(Succeed())
 			return cur.Status.Phase
 		}, timeout, interval).Should(Equal(appsv1beta1.PhaseSuccessful))
-		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "chart-c2-cluster-secret"}, &corev1.Secret{})).To(Succeed())
+		// The GitOpsCluster can be successful before the decision's status reaches the
+		// manager's cache (with no cluster yet); the Secret follows that update.
+		Eventually(func() error {
+			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "chart-c2-cluster-secret"}, &corev1.Secret{})
+		}, timeout, interval).Should(Succeed())
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ocm-placement-generator"}, &corev1.ConfigMap{})).To(Succeed())
 	})
 })
