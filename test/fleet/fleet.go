@@ -13,6 +13,8 @@ import (
 	"time"
 
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	registrationspoke "open-cluster-management.io/ocm/pkg/registration/spoke"
+	registrationaddon "open-cluster-management.io/ocm/pkg/registration/spoke/addon"
 )
 
 // FleetOptions say what StartFleet starts.
@@ -28,6 +30,16 @@ type FleetOptions struct {
 	// WorkStatusSyncInterval is how often the work agents sync resource status feedback to
 	// the hub; 0 keeps the klusterlet default (10 s).
 	WorkStatusSyncInterval time.Duration
+	// AddOnLeaseDurationSeconds shortens the window in which the klusterlets' registration
+	// agents mark an addon unavailable after its Lease stopped being renewed: OCM's
+	// AddOnLeaseControllerLeaseDurationSeconds (the window is 5 times it; OCM's default 60
+	// makes it 5 minutes). Addon agents built on addon-framework renew their Lease every
+	// 60-75 s, so below 16 a healthy agent would flap. AddOnLeaseSyncInterval is how often
+	// they look at the Leases (OCM's AddOnLeaseControllerSyncInterval, default 30 s). Both
+	// are process-wide in OCM: every fleet of the process gets the last values set; 0 keeps
+	// OCM's.
+	AddOnLeaseDurationSeconds int
+	AddOnLeaseSyncInterval    time.Duration
 	// Dir holds kubeconfigs, the agents' hub credentials and kube-controller-manager logs;
 	// empty means a temporary directory that Stop removes.
 	Dir string
@@ -85,6 +97,16 @@ func StartFleet(ctx context.Context, opts FleetOptions) (started *Fleet, err err
 	timed := func(name string) {
 		f.StartPhases = append(f.StartPhases, FleetPhase{Name: name, Duration: time.Since(phase)})
 		phase = time.Now()
+	}
+
+	if opts.AddOnLeaseDurationSeconds > 0 {
+		if opts.AddOnLeaseDurationSeconds < 16 {
+			return nil, fmt.Errorf("AddOnLeaseDurationSeconds %d: under 16 the 60-75 s lease renewals of a healthy addon agent miss the window", opts.AddOnLeaseDurationSeconds)
+		}
+		registrationaddon.AddOnLeaseControllerLeaseDurationSeconds = opts.AddOnLeaseDurationSeconds
+	}
+	if opts.AddOnLeaseSyncInterval > 0 {
+		registrationspoke.AddOnLeaseControllerSyncInterval = opts.AddOnLeaseSyncInterval
 	}
 
 	if err := f.startControlPlanes(opts); err != nil {

@@ -3,7 +3,6 @@
 package pull_test
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -18,52 +17,18 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
-	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
-	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/fleet"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
 
-// The guestbook: a ConfigMap and a Deployment, as argocd-example-apps' guestbook but with a
-// ConfigMap instead of the Service.
-const guestbookYAML = `apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: guestbook-ui
-data:
-  title: Guestbook from the hub
----
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: guestbook-ui
-spec:
-  replicas: 1
-  revisionHistoryLimit: 3
-  selector:
-    matchLabels:
-      app: guestbook-ui
-  template:
-    metadata:
-      labels:
-        app: guestbook-ui
-    spec:
-      containers:
-      - name: guestbook-ui
-        image: gcr.io/heptio-images/ks-guestbook-demo:0.2
-        ports:
-        - containerPort: 80
-`
-
 const (
 	argoNS      = framework.ChartNamespace // argocd, on the hub and on the clusters
-	appSetName  = "guestbook-app"          // examples/applicationset-guestbook.yaml
+	appSetName  = fleet.GuestbookApplicationSet
 	guestbookNS = "guestbook"
 )
 
@@ -84,45 +49,13 @@ var _ = Describe("Scenario 1: the guestbook example", Ordered, func() {
 
 	BeforeAll(func(ctx SpecContext) {
 		var err error
-		repo, err = fleet.NewLocalGitRepo(filepath.Join(fleetDir, "git", "argocd-example-apps"),
-			map[string]string{"guestbook/guestbook.yaml": guestbookYAML})
+		repo, err = fleet.NewGuestbookRepo(filepath.Join(fleetDir, "git", "argocd-example-apps"))
 		Expect(err).NotTo(HaveOccurred())
 		head, err = repo.Head()
 		Expect(err).NotTo(HaveOccurred())
 
 		By("binding the default ManagedClusterSet to argocd, as `clusteradm clusterset bind default --namespace argocd` does")
-		Eventually(func() error {
-			return hub.Get(ctx, client.ObjectKey{Name: "default"}, &clusterv1beta2.ManagedClusterSet{})
-		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
-		// A real hub's registration webhook puts every new ManagedCluster into the default
-		// set (this label); the fleet runs OCM's controllers but no webhooks.
-		for _, c := range clusters {
-			mc := &clusterv1.ManagedCluster{}
-			Expect(hub.Get(ctx, client.ObjectKey{Name: c}, mc)).To(Succeed())
-			if mc.Labels[clusterv1beta2.ClusterSetLabel] == "" {
-				patch := client.MergeFrom(mc.DeepCopy())
-				if mc.Labels == nil {
-					mc.Labels = map[string]string{}
-				}
-				mc.Labels[clusterv1beta2.ClusterSetLabel] = "default"
-				Expect(hub.Patch(ctx, mc, patch)).To(Succeed())
-			}
-		}
-		Expect(hub.Create(ctx, &clusterv1beta2.ManagedClusterSetBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: argoNS},
-			Spec:       clusterv1beta2.ManagedClusterSetBindingSpec{ClusterSet: "default"},
-		})).To(Succeed())
-
-		// What `clusteradm clusterset bind` waits for: the binding bound and the set holding
-		// both clusters, so the Placement schedules on them at once.
-		Eventually(func(g Gomega) {
-			b := &clusterv1beta2.ManagedClusterSetBinding{}
-			g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: argoNS, Name: "default"}, b)).To(Succeed())
-			g.Expect(meta.IsStatusConditionTrue(b.Status.Conditions, clusterv1beta2.ClusterSetBindingBoundType)).To(BeTrue(), "%v", b.Status.Conditions)
-			set := &clusterv1beta2.ManagedClusterSet{}
-			g.Expect(hub.Get(ctx, client.ObjectKey{Name: "default"}, set)).To(Succeed())
-			g.Expect(meta.IsStatusConditionFalse(set.Status.Conditions, clusterv1beta2.ManagedClusterSetConditionEmpty)).To(BeTrue(), "%v", set.Status.Conditions)
-		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(500 * time.Millisecond).Should(Succeed())
+		Expect(fleet.BindDefaultClusterSet(ctx, hub, argoNS, clusters)).To(Succeed())
 
 		By("applying examples/placement.yaml and gitopscluster.yaml")
 		for _, file := range []string{"placement.yaml", "gitopscluster.yaml"} {
@@ -172,9 +105,9 @@ var _ = Describe("Scenario 1: the guestbook example", Ordered, func() {
 	// only after 3 minutes. It requeues every 30 s (requeueAfterSeconds) otherwise.
 	It("renders one hub Application per cluster from the placement decisions", func(ctx SpecContext) {
 		By("applying examples/applicationset-guestbook.yaml (repoURL: the local repository)")
-		set := readExample("applicationset-guestbook.yaml")
+		set, err := fleet.GuestbookApplicationSetFor(repo.URL)
+		Expect(err).NotTo(HaveOccurred())
 		Expect(set.GroupVersionKind()).To(Equal(appSetGVK))
-		Expect(unstructured.SetNestedField(set.Object, repo.URL, "spec", "template", "spec", "source", "repoURL")).To(Succeed())
 		Expect(hub.Create(ctx, set)).To(Succeed())
 		start := time.Now()
 		Eventually(func(g Gomega) {
@@ -364,11 +297,7 @@ func nested(u *unstructured.Unstructured, fields ...string) string {
 // readExample reads one object from examples/.
 func readExample(file string) *unstructured.Unstructured {
 	GinkgoHelper()
-	root, err := framework.RepoRoot()
+	obj, err := fleet.ReadExample(file)
 	Expect(err).NotTo(HaveOccurred())
-	data, err := os.ReadFile(filepath.Join(root, "examples", file))
-	Expect(err).NotTo(HaveOccurred())
-	obj := &unstructured.Unstructured{}
-	Expect(yaml.Unmarshal(data, &obj.Object)).To(Succeed())
 	return obj
 }

@@ -15,18 +15,15 @@
 package pull_test
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -44,13 +41,19 @@ func TestPullModelE2E(t *testing.T) {
 }
 
 var (
+	pf       *fleet.PullFleet
 	theFleet *fleet.Fleet
 	pull     *fleet.PullModel
-	hubArgo  *fleet.ArgoCD
-	argos    = map[string]*fleet.ArgoCD{}
 	hub      client.Client
 	fleetDir string
 	clusters = []string{"cluster1", "cluster2"}
+)
+
+// The addon lease window of the fleet's klusterlets: 5 x leaseDurationSeconds, looked at
+// every leaseSyncInterval.
+const (
+	leaseDurationSeconds = 20
+	leaseSyncInterval    = 5 * time.Second
 )
 
 var _ = BeforeSuite(func(ctx SpecContext) {
@@ -61,75 +64,23 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	GinkgoWriter.Printf("fleet directory (logs): %s\n", fleetDir)
 	// OCM's controllers run in this process and log through klog: into a file, not the
 	// test's output.
-	ocmLog, err := os.Create(filepath.Join(fleetDir, "ocm.log"))
-	Expect(err).NotTo(HaveOccurred())
-	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
-	klog.InitFlags(klogFlags)
-	Expect(klogFlags.Set("logtostderr", "false")).To(Succeed())
-	Expect(klogFlags.Set("alsologtostderr", "false")).To(Succeed())
-	Expect(klogFlags.Set("stderrthreshold", "FATAL")).To(Succeed())
-	klog.SetOutput(ocmLog)
+	Expect(fleet.KlogToFile(filepath.Join(fleetDir, "ocm.log"))).To(Succeed())
 	suiteStart := time.Now()
 
-	theFleet, err = fleet.StartFleet(ctx, fleet.FleetOptions{
-		Clusters: len(clusters), Dir: fleetDir, WorkStatusSyncInterval: 5 * time.Second,
+	pf, err = fleet.StartPullFleet(ctx, fleet.PullFleetOptions{
+		Fleet: fleet.FleetOptions{
+			Clusters: len(clusters), Dir: fleetDir, WorkStatusSyncInterval: 5 * time.Second,
+			// Scenario 4 waits for an agent's lease to run out: 5 x 20 s instead of 5 minutes.
+			AddOnLeaseDurationSeconds: leaseDurationSeconds, AddOnLeaseSyncInterval: leaseSyncInterval,
+		},
+		AppResync: 10 * time.Second,
+		Step: func(name string, took time.Duration) {
+			AddReportEntry(name, took.Round(100*time.Millisecond).String(), ReportEntryVisibilityAlways)
+		},
 	})
 	Expect(err).NotTo(HaveOccurred())
+	theFleet, pull = pf.Fleet, pf.Pull
 	hub = theFleet.Hub.APIServer.Client
-	AddReportEntry("fleet start", fmt.Sprintf("hub + %d clusters in %s", len(theFleet.Clusters),
-		theFleet.StartDuration.Round(100*time.Millisecond)), ReportEntryVisibilityAlways)
-
-	By("starting Argo CD on every cluster (repo-server, application-controller)")
-	start := time.Now()
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	errs := map[string]error{}
-	for _, c := range theFleet.Clusters {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			a, err := fleet.StartArgoCD(fleet.ArgoCDOptions{
-				APIServer: c.APIServer, KubeconfigFile: c.KubeconfigFile, Name: c.Name,
-				Dir: filepath.Join(fleetDir, c.Name, "argocd"), KeepDir: true, AppResync: 10 * time.Second,
-			})
-			mu.Lock()
-			defer mu.Unlock()
-			if a != nil {
-				argos[c.Name] = a
-			}
-			errs[c.Name] = err
-		}()
-	}
-	wg.Wait()
-	for name, err := range errs {
-		Expect(err).NotTo(HaveOccurred(), "Argo CD on %s", name)
-	}
-	AddReportEntry("Argo CD on the clusters", time.Since(start).Round(100*time.Millisecond).String(), ReportEntryVisibilityAlways)
-
-	By("installing the hub chart and starting the manager as its ServiceAccount")
-	start = time.Now()
-	// The hub serves Argo CD v3's CRDs, as a hub running Argo CD 3 does.
-	Expect(fleet.InstallArgoCDV3CRDs(theFleet.Hub.APIServer.Config)).To(Succeed())
-	pull, err = fleet.InstallPullModel(ctx, theFleet, fleet.PullModelOptions{})
-	Expect(err).NotTo(HaveOccurred())
-	AddReportEntry("hub chart + manager", time.Since(start).Round(100*time.Millisecond).String(), ReportEntryVisibilityAlways)
-
-	By("starting the applicationset-controller on the hub")
-	hubArgo, err = fleet.StartArgoCDApplicationSetController(fleet.ArgoCDApplicationSetOptions{
-		APIServer: theFleet.Hub.APIServer, KubeconfigFile: theFleet.Hub.KubeconfigFile,
-		Dir: filepath.Join(fleetDir, "hub", "argocd"), KeepDir: true, SkipCRDs: true,
-	})
-	Expect(err).NotTo(HaveOccurred())
-
-	By("enabling the addon on every cluster as `clusteradm addon enable --names argocd-pull --clusters c --namespace ns` does, and starting each agent where its Deployment would run")
-	start = time.Now()
-	for _, c := range clusters {
-		Expect(pull.EnableAddon(ctx, c, "")).To(Succeed())
-	}
-	for _, c := range clusters {
-		Expect(pull.StartAgent(ctx, c, "")).To(Succeed(), "agent of %s", c)
-	}
-	AddReportEntry("addon enabled, agents running", time.Since(start).Round(100*time.Millisecond).String(), ReportEntryVisibilityAlways)
 	setUpDone = true
 	AddReportEntry("suite set-up", time.Since(suiteStart).Round(100*time.Millisecond).String(), ReportEntryVisibilityAlways)
 }, NodeTimeout(10*time.Minute))
@@ -146,12 +97,7 @@ var _ = AfterSuite(func(_ SpecContext) {
 	if failed {
 		dumpLogs()
 	}
-	Expect(pull.Stop()).To(Succeed())
-	for _, a := range argos {
-		Expect(a.Stop()).To(Succeed())
-	}
-	Expect(hubArgo.Stop()).To(Succeed())
-	Expect(theFleet.Stop()).To(Succeed())
+	Expect(pf.Stop()).To(Succeed())
 	if !failed && fleetDir != "" && os.Getenv("E2E_KEEP_DIR") == "" {
 		Expect(os.RemoveAll(fleetDir)).To(Succeed())
 	}
@@ -166,22 +112,12 @@ var _ = ReportAfterEach(func(r SpecReport) {
 	}
 })
 
-// dumpLogs prints the tails of our processes' logs.
+// dumpLogs prints the tails of our processes' logs and of Argo CD's controllers.
 func dumpLogs() {
-	if pull == nil {
+	if pf == nil {
 		return
 	}
-	files := []string{pull.ManagerLog()}
-	for _, c := range clusters {
-		files = append(files, pull.AgentLog(c))
-		if a := argos[c]; a != nil {
-			files = append(files, a.Logs("argocd-application-controller"))
-		}
-	}
-	if hubArgo != nil {
-		files = append(files, hubArgo.Logs("argocd-applicationset-controller"))
-	}
-	for _, f := range files {
+	for _, f := range pf.Logs() {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			continue
