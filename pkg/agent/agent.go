@@ -115,7 +115,8 @@ func newAgent(o *Options) (*agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating the managed-cluster client: %w", err)
 	}
-	a.health = newHealthChecks(a.mgr.GetCache(), a.hub, o.ClusterName)
+	owner := newAddonOwner(a.hub.GetAPIReader(), o.ClusterName)
+	a.health = newHealthChecks(a.mgr.GetCache(), a.hub, o.ClusterName, owner)
 	leaseUpdater := lease.NewLeaseUpdater(kube, apps.AddonName, o.AddonNamespace, a.health.cachesSynced, a.health.hubWorks)
 	if err := a.mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		leaseUpdater.Start(ctx)
@@ -124,7 +125,7 @@ func newAgent(o *Options) (*agent, error) {
 		return nil, fmt.Errorf("adding the lease updater: %w", err)
 	}
 
-	reports := newReportReconciler(a.mgr.GetClient(), a.hub, o.ClusterName, a.namespaces)
+	reports := newReportReconciler(a.mgr.GetClient(), a.hub, o.ClusterName, owner, a.namespaces)
 	var once sync.Once
 	var startErr error
 	a.startReports = func() error {

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
@@ -98,7 +99,7 @@ func TestDesiredReport(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			got := desiredReport(tt.app, "c1")
+			got := desiredReport(tt.app, "c1", testOwner)
 			if got.Name != tt.wantName || got.Namespace != "c1" {
 				t.Errorf("report %s/%s, want c1/%s", got.Namespace, got.Name, tt.wantName)
 			}
@@ -108,14 +109,17 @@ func TestDesiredReport(t *testing.T) {
 			if diff := cmp.Diff(tt.wantLabels, got.Labels); diff != "" {
 				t.Errorf("labels mismatch (-want +got):\n%s", diff)
 			}
+			if diff := cmp.Diff([]metav1.OwnerReference{testOwner}, got.OwnerReferences); diff != "" {
+				t.Errorf("owner mismatch (-want +got):\n%s", diff)
+			}
 		})
 	}
 
 	t.Run("long names give valid, distinct label values and names", func(t *testing.T) {
 		a := desiredReport(newApplication(longName+"a").pulledFrom("hub-apps", longName+"a").
-			annotate(apps.AnnotationHostingApplicationSet, "appsets/"+longName+"a").obj(), "c1")
+			annotate(apps.AnnotationHostingApplicationSet, "appsets/"+longName+"a").obj(), "c1", testOwner)
 		b := desiredReport(newApplication(longName+"b").pulledFrom("hub-apps", longName+"b").
-			annotate(apps.AnnotationHostingApplicationSet, "appsets/"+longName+"b").obj(), "c1")
+			annotate(apps.AnnotationHostingApplicationSet, "appsets/"+longName+"b").obj(), "c1", testOwner)
 		for _, r := range []*appsv1alpha1.ApplicationStatusReport{a, b} {
 			if errs := validation.IsDNS1123Subdomain(r.Name); len(errs) > 0 {
 				t.Errorf("report name %q: %v", r.Name, errs)
@@ -133,15 +137,25 @@ func TestDesiredReport(t *testing.T) {
 	})
 }
 
+// testOwner is a ManagedClusterAddOn as AddonOwnerReference refers to it.
+var testOwner = AddonOwnerReference(&addonv1alpha1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Name: apps.AddonName, Namespace: "c1", UID: "mca-uid"}})
+
 func TestSameContent(t *testing.T) {
-	base := desiredReport(newApplication("guestbook").pulledFrom("hub", "guestbook").synced("abc").obj(), "c1")
+	base := desiredReport(newApplication("guestbook").pulledFrom("hub", "guestbook").synced("abc").obj(), "c1", testOwner)
 	tests := map[string]struct {
 		change func(current *appsv1alpha1.ApplicationStatusReport)
 		want   bool
 	}{
-		"identical":                    {change: func(*appsv1alpha1.ApplicationStatusReport) {}, want: true},
-		"only observedAt differs":      {change: func(c *appsv1alpha1.ApplicationStatusReport) { c.Status.ObservedAt = metav1.Now() }, want: true},
-		"a label someone else added":   {change: func(c *appsv1alpha1.ApplicationStatusReport) { c.Labels["team"] = "x" }, want: true},
+		"identical":                  {change: func(*appsv1alpha1.ApplicationStatusReport) {}, want: true},
+		"only observedAt differs":    {change: func(c *appsv1alpha1.ApplicationStatusReport) { c.Status.ObservedAt = metav1.Now() }, want: true},
+		"a label someone else added": {change: func(c *appsv1alpha1.ApplicationStatusReport) { c.Labels["team"] = "x" }, want: true},
+		"an owner someone else added": {change: func(c *appsv1alpha1.ApplicationStatusReport) {
+			c.OwnerReferences = append(c.OwnerReferences, metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "x", UID: "other"})
+		}, want: true},
+		"no owner": {change: func(c *appsv1alpha1.ApplicationStatusReport) { c.OwnerReferences = nil }},
+		"the previous ManagedClusterAddOn as owner": {change: func(c *appsv1alpha1.ApplicationStatusReport) {
+			c.OwnerReferences = []metav1.OwnerReference{{APIVersion: testOwner.APIVersion, Kind: testOwner.Kind, Name: testOwner.Name, UID: "previous"}}
+		}},
 		"the sync revision differs":    {change: func(c *appsv1alpha1.ApplicationStatusReport) { c.Status.Sync.Revision = "old" }},
 		"the source UID differs":       {change: func(c *appsv1alpha1.ApplicationStatusReport) { c.Source.UID = "old-uid" }},
 		"an agent label is missing":    {change: func(c *appsv1alpha1.ApplicationStatusReport) { delete(c.Labels, apps.LabelReportHubApplication) }},

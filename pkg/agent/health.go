@@ -28,12 +28,14 @@ type healthChecks struct {
 	managed     cache.Cache
 	hub         cluster.Cluster
 	clusterName string
+	// owner learns the ManagedClusterAddOn the hub check reads.
+	owner *addonOwner
 	// hubDown remembers the last hub check, so only changes are logged.
 	hubDown atomic.Bool
 }
 
-func newHealthChecks(managed cache.Cache, hub cluster.Cluster, clusterName string) *healthChecks {
-	return &healthChecks{managed: managed, hub: hub, clusterName: clusterName}
+func newHealthChecks(managed cache.Cache, hub cluster.Cluster, clusterName string, owner *addonOwner) *healthChecks {
+	return &healthChecks{managed: managed, hub: hub, clusterName: clusterName, owner: owner}
 }
 
 // cachesSynced is true when every informer of both caches has synced.
@@ -52,7 +54,9 @@ func (h *healthChecks) cachesSynced() bool {
 func (h *healthChecks) hubWorks() bool {
 	ctx, cancel := context.WithTimeout(context.Background(), hubCheckTimeout)
 	defer cancel()
-	err := h.hub.GetAPIReader().Get(ctx, types.NamespacedName{Namespace: h.clusterName, Name: apps.AddonName}, &addonv1alpha1.ManagedClusterAddOn{})
+	mca := &addonv1alpha1.ManagedClusterAddOn{}
+	err := h.hub.GetAPIReader().Get(ctx, types.NamespacedName{Namespace: h.clusterName, Name: apps.AddonName}, mca)
+	h.owner.observe(mca, err)
 	works := err == nil || apierrors.IsNotFound(err)
 	log := ctrl.Log.WithName("agent").WithName("lease")
 	if works {

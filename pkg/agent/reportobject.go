@@ -18,9 +18,9 @@ func pulledFromHub(app *argov1alpha1.Application) bool {
 	return a[apps.AnnotationHubApplicationNamespace] != "" && a[apps.AnnotationHubApplicationName] != ""
 }
 
-// desiredReport is the report of app as the agent wants it on the hub. ObservedAt is
-// left for the write to set.
-func desiredReport(app *argov1alpha1.Application, clusterName string) *appsv1alpha1.ApplicationStatusReport {
+// desiredReport is the report of app as the agent wants it on the hub, owned by the
+// agent's ManagedClusterAddOn. ObservedAt is left for the write to set.
+func desiredReport(app *argov1alpha1.Application, clusterName string, owner metav1.OwnerReference) *appsv1alpha1.ApplicationStatusReport {
 	a := app.GetAnnotations()
 	source := appsv1alpha1.ApplicationReportSource{
 		Cluster:                 clusterName,
@@ -44,9 +44,10 @@ func desiredReport(app *argov1alpha1.Application, clusterName string) *appsv1alp
 			Kind:       "ApplicationStatusReport",
 		},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      report.ReportName(app.Namespace, app.Name),
-			Namespace: clusterName,
-			Labels:    labels,
+			Name:            report.ReportName(app.Namespace, app.Name),
+			Namespace:       clusterName,
+			Labels:          labels,
+			OwnerReferences: []metav1.OwnerReference{owner},
 		},
 		Source: source,
 		Status: report.Summarize(app),
@@ -54,8 +55,13 @@ func desiredReport(app *argov1alpha1.Application, clusterName string) *appsv1alp
 }
 
 // sameContent says whether current already says what desired says: the agent's labels,
-// the source and the status, ignoring ObservedAt (the time of the last write).
+// owner, source and status, ignoring ObservedAt (the time of the last write).
 func sameContent(current, desired *appsv1alpha1.ApplicationStatusReport) bool {
+	for _, want := range desired.OwnerReferences {
+		if !hasOwner(current.OwnerReferences, want) {
+			return false
+		}
+	}
 	for k, v := range desired.Labels {
 		if current.Labels[k] != v {
 			return false
@@ -70,4 +76,14 @@ func sameContent(current, desired *appsv1alpha1.ApplicationStatusReport) bool {
 	cs, ds := current.Status, desired.Status
 	cs.ObservedAt, ds.ObservedAt = metav1.Time{}, metav1.Time{}
 	return equality.Semantic.DeepEqual(cs, ds)
+}
+
+// hasOwner says whether refs hold want; owners someone else added do not matter.
+func hasOwner(refs []metav1.OwnerReference, want metav1.OwnerReference) bool {
+	for _, r := range refs {
+		if r.UID == want.UID && r.Kind == want.Kind && r.APIVersion == want.APIVersion && r.Name == want.Name {
+			return true
+		}
+	}
+	return false
 }

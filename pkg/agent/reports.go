@@ -8,6 +8,7 @@ import (
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -45,6 +46,7 @@ type reportReconciler struct {
 	hubCache    client.Reader
 	hub         client.Client
 	clusterName string
+	owner       *addonOwner
 	// watched are the namespaces the agent watches: a report of an Application elsewhere
 	// (the list changed since it was written) is stale.
 	watched map[string]bool
@@ -60,7 +62,7 @@ type writtenReport struct {
 	report          *appsv1alpha1.ApplicationStatusReport
 }
 
-func newReportReconciler(apps client.Reader, hub cluster.Cluster, clusterName string, namespaces []string) *reportReconciler {
+func newReportReconciler(apps client.Reader, hub cluster.Cluster, clusterName string, owner *addonOwner, namespaces []string) *reportReconciler {
 	watched := make(map[string]bool, len(namespaces))
 	for _, ns := range namespaces {
 		watched[ns] = true
@@ -70,6 +72,7 @@ func newReportReconciler(apps client.Reader, hub cluster.Cluster, clusterName st
 		hubCache:    hub.GetCache(),
 		hub:         hub.GetClient(),
 		clusterName: clusterName,
+		owner:       owner,
 		watched:     watched,
 		now:         time.Now,
 		written:     map[string]writtenReport{},
@@ -147,7 +150,11 @@ func (r *reportReconciler) Reconcile(ctx context.Context, req reconcile.Request)
 		return ctrl.Result{}, r.deleteReport(ctx, name)
 	}
 
-	desired := desiredReport(app, r.clusterName)
+	owner, err := r.owner.reference(ctx)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	desired := desiredReport(app, r.clusterName, owner)
 	if r.upToDate(ctx, desired) {
 		reportsUnchanged.Inc()
 		log.V(4).Info("Report unchanged", "report", klog.KRef(r.clusterName, name))
@@ -193,11 +200,12 @@ func (r *reportReconciler) apply(ctx context.Context, desired *appsv1alpha1.Appl
 }
 
 // PublishReport writes the report of app, a pulled Application on cluster clusterName, to
-// the hub through hub exactly as the agent does (same content, field owner and server-side
-// apply), with ObservedAt now, and returns the report written. It skips the agent's
+// the hub through hub exactly as the agent does (same content, owned by owner as
+// AddonOwnerReference makes it, field owner and server-side apply), with ObservedAt now,
+// and returns the report written. It skips the agent's
 // compare-before-write: callers such as the scale benchmark publish only changes.
-func PublishReport(ctx context.Context, hub client.Client, app *argov1alpha1.Application, clusterName string, now time.Time) (*appsv1alpha1.ApplicationStatusReport, error) {
-	desired := desiredReport(app, clusterName)
+func PublishReport(ctx context.Context, hub client.Client, app *argov1alpha1.Application, clusterName string, owner metav1.OwnerReference, now time.Time) (*appsv1alpha1.ApplicationStatusReport, error) {
+	desired := desiredReport(app, clusterName, owner)
 	if _, err := applyReport(ctx, hub, desired, now); err != nil {
 		return nil, err
 	}

@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
-	"open-cluster-management.io/addon-framework/pkg/agent"
+	frameworkagent "open-cluster-management.io/addon-framework/pkg/agent"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/addon"
+	pullagent "github.com/open-cluster-management-io/argocd-pull-addon/pkg/agent"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
@@ -37,6 +38,8 @@ type hub struct {
 	mapper meta.RESTMapper
 	mu     sync.Mutex
 	agents map[string]client.Client // cluster -> client impersonating its argocd-pull agent
+	// addons: cluster -> owner reference to its ManagedClusterAddOn, owner of its reports.
+	addons map[string]metav1.OwnerReference
 }
 
 func clusterName(i int) string { return fmt.Sprintf("cluster-%04d", i) }
@@ -47,7 +50,7 @@ func startHub(dir string) (*hub, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &hub{server: server, agents: map[string]client.Client{}}
+	h := &hub{server: server, agents: map[string]client.Client{}, addons: map[string]metav1.OwnerReference{}}
 	fail := func(err error) (*hub, error) { _ = server.Stop(); return nil, err }
 	user, err := server.Env.AddUser(envtest.User{Name: "bench-admin", Groups: []string{"system:masters"}}, nil)
 	if err != nil {
@@ -132,6 +135,9 @@ func (h *hub) createFleet(ctx context.Context, n int) error {
 		if err := c.Create(ctx, mca); err != nil {
 			return err
 		}
+		h.mu.Lock()
+		h.addons[name] = pullagent.AddonOwnerReference(mca)
+		h.mu.Unlock()
 		if err := h.markAvailable(ctx, mca); err != nil {
 			return err
 		}
@@ -140,6 +146,13 @@ func (h *hub) createFleet(ctx context.Context, n int) error {
 		}
 		return createIgnoringExisting(ctx, c, addon.AgentHubRoleBinding(name, mca))
 	})
+}
+
+// addonOwner is the owner reference of cluster's reports: its ManagedClusterAddOn.
+func (h *hub) addonOwner(cluster string) metav1.OwnerReference {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.addons[cluster]
 }
 
 // markAvailable sets the addon's Available condition as the registration agent does while
@@ -173,7 +186,7 @@ func (h *hub) agentClient(cluster string) (client.Client, error) {
 	}
 	cfg := rest.CopyConfig(h.adminCfg)
 	cfg.QPS, cfg.Burst = 100, 200
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: agentUser(cluster), Groups: agent.DefaultGroups(cluster, apps.AddonName)}
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: agentUser(cluster), Groups: frameworkagent.DefaultGroups(cluster, apps.AddonName)}
 	// Connections are shared: client-go caches transports by TLS config, and
 	// impersonation only wraps them.
 	hc, err := rest.HTTPClientFor(cfg)

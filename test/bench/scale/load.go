@@ -326,7 +326,7 @@ func (s *simApp) publish(ctx context.Context, h *hub) error {
 	if err != nil {
 		return err
 	}
-	_, err = agent.PublishReport(ctx, c, s.app, s.cluster, time.Now())
+	_, err = agent.PublishReport(ctx, c, s.app, s.cluster, h.addonOwner(s.cluster), time.Now())
 	return err
 }
 

@@ -427,7 +427,7 @@ func checkRBAC(ctx context.Context, h *hub, sim *simApp) error {
 	if err != nil {
 		return err
 	}
-	_, err = agent.PublishReport(ctx, c, sim.app, clusterName(1), time.Now())
+	_, err = agent.PublishReport(ctx, c, sim.app, clusterName(1), h.addonOwner(clusterName(1)), time.Now())
 	if !apierrors.IsForbidden(err) {
 		return fmt.Errorf("the agent of %s writing a report for %s: want Forbidden, got %v", sim.cluster, clusterName(1), err)
 	}

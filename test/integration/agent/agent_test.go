@@ -149,6 +149,12 @@ var _ = Describe("Agent", Ordered, func() {
 				Cluster: clusterName, Namespace: argoNamespace, Name: "from-appset", UID: string(created.UID),
 				HubApplicationNamespace: hubAppNS, HubApplicationName: "from-appset", ApplicationSet: "appsets/guestbook",
 			}))
+			mca := managedClusterAddOn()
+			Expect(hub.Get(ctx, client.ObjectKeyFromObject(mca), mca)).To(Succeed())
+			Expect(rep.OwnerReferences).To(ConsistOf(And(
+				HaveField("Kind", "ManagedClusterAddOn"), HaveField("Name", apps.AddonName), HaveField("UID", mca.UID),
+				HaveField("Controller", BeNil()), HaveField("BlockOwnerDeletion", BeNil()))),
+				"owned by the ManagedClusterAddOn: disabling the addon deletes the report")
 
 			byApp := &appsv1alpha1.ApplicationStatusReportList{}
 			Expect(hub.List(ctx, byApp, client.MatchingLabels{

@@ -144,6 +144,12 @@ func scopedAgentSpecs() {
 			g.Expect(rep.Status.Health.Status).To(Equal(appsv1alpha1.HealthStatusHealthy))
 			g.Expect(rep.Status.OperationState).To(HaveField("Phase", appsv1alpha1.OperationSucceeded))
 			g.Expect(rep.Status.Resources).To(HaveLen(2))
+			// Owned by the ManagedClusterAddOn, so disabling the addon deletes the report.
+			mca := &addonv1alpha1.ManagedClusterAddOn{}
+			g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: scopedCluster, Name: apps.AddonName}, mca)).To(Succeed())
+			g.Expect(rep.OwnerReferences).To(ConsistOf(metav1.OwnerReference{
+				APIVersion: "addon.open-cluster-management.io/v1alpha1", Kind: "ManagedClusterAddOn", Name: apps.AddonName, UID: mca.UID,
+			}))
 		}).Should(Succeed(), refused.describe)
 	})
 
