@@ -39,14 +39,19 @@ var (
 
 func hubAppName(cluster string) string { return cluster + "-" + appSetName }
 
-var _ = Describe("Scenario 1: the guestbook example", Ordered, func() {
-	var (
-		repo *fleet.LocalGitRepo
-		head string
-		// works[cluster] is the name of the cluster's ManifestWork.
-		works = map[string]string{}
-	)
+// The guestbook example (scenario 1), then what happens to it when an agent stops
+// (scenario 4), the addon is disabled on a cluster (7), a cluster leaves the placement (5)
+// and the ApplicationSet is deleted (6): one ordered story on one ApplicationSet, as an
+// operator lives it.
+var (
+	repo *fleet.LocalGitRepo
+	// head is the revision the guestbook's Applications are synced to.
+	head string
+	// works[cluster] is the name of the cluster's ManifestWork.
+	works = map[string]string{}
+)
 
+var _ = Describe("The guestbook example", Ordered, func() {
 	BeforeAll(func(ctx SpecContext) {
 		var err error
 		repo, err = fleet.NewGuestbookRepo(filepath.Join(fleetDir, "git", "argocd-example-apps"))
@@ -225,6 +230,11 @@ var _ = Describe("Scenario 1: the guestbook example", Ordered, func() {
 		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(500 * time.Millisecond).Should(Succeed())
 		AddReportEntry("Healthy on the hub after the rollout", time.Since(start).Round(100*time.Millisecond).String())
 	})
+
+	Context("Scenario 4: an agent stops, then starts again", agentStoppedSpecs)
+	Context("Scenario 7: the addon is disabled on a cluster", addonDisabledSpecs)
+	Context("Scenario 5: a cluster leaves the placement", clusterLeavesPlacementSpecs)
+	Context("Scenario 6: the ApplicationSet is deleted", appSetDeletedSpecs)
 })
 
 // expectHubApp checks cluster's hub Application: synced at head, health, and the
