@@ -1,5 +1,6 @@
 // Command argocd-pull-addon is the one binary of the Argo CD pull-model addon for Open
-// Cluster Management: `manager` runs on the hub, `agent` on each managed cluster.
+// Cluster Management: `manager` runs on the hub, `agent` on each managed cluster, `cmp`
+// in a sidecar of the hub's Argo CD repo server (hub-rendered delivery).
 package main
 
 import (
@@ -12,6 +13,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/agent"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/cmp"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/manager"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/version"
 )
@@ -36,7 +38,7 @@ func newRootCommand() *cobra.Command {
 	klog.InitFlags(klogFlags)
 	root.PersistentFlags().AddGoFlagSet(klogFlags)
 
-	root.AddCommand(manager.NewCommand(), agent.NewCommand(), &cobra.Command{
+	root.AddCommand(manager.NewCommand(), agent.NewCommand(), cmp.NewCommand(), &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
 		Args:  cobra.NoArgs,
