@@ -75,18 +75,31 @@ argocd: ## Build the Argo CD v3 components the fleet tests run into bin/argocd (
 	GO=$(GO) ./hack/build-argocd.sh
 
 .PHONY: test
-test: verify vet envtest ## Verify generated files, vet, then run unit and integration tests on real API servers.
+test: verify vet envtest argocd debian-packages ## Everything: verify, vet, unit and integration tests on real API servers, the Argo CD smoke test and the e2e suite on a real fleet.
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) test ./... -count=1 -timeout 30m
+	$(MAKE) --no-print-directory test-argocd-smoke test-e2e
+
+# Debian packages the fleet tests need and a fresh Debian machine may lack: git (Argo CD's
+# repo-server reads a local git repository) and iproute2 (`ip` sets up the loopback of the
+# private network namespace the fleet runs in).
+.PHONY: debian-packages
+debian-packages:
+	@missing=""; \
+	command -v git >/dev/null || missing="$$missing git"; \
+	command -v ip >/dev/null || missing="$$missing iproute2"; \
+	if [ -n "$$missing" ]; then \
+		echo "Installing Debian packages:$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
 
 # The smoke test of the real Argo CD harness (test/fleet), compiled once and run inside a
 # private network namespace (`unshare --net`; the test sets lo up itself): Argo CD's
 # application-controller binds its metrics port on all interfaces. Behind the e2e build
-# tag, so not part of `go test ./...` or `make test`.
+# tag, so not part of `go test ./...`; `make test` runs it after the Go tests.
 ARGOCD_SMOKE_TEST := $(BIN)/argocd-smoke.test
 
 .PHONY: test-argocd-smoke
-test-argocd-smoke: envtest argocd ## Smoke-test real Argo CD v3 (bin/argocd) on an envtest API server, in a private network namespace.
-	@command -v git >/dev/null || apt-get install -y --no-install-recommends git
+test-argocd-smoke: envtest argocd debian-packages ## Smoke-test real Argo CD v3 (bin/argocd) on an envtest API server, in a private network namespace.
 	$(GO) test -c -tags e2e -o $(ARGOCD_SMOKE_TEST) ./test/e2e/argocd
 	cd test/e2e/argocd && KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) \
 		unshare --net $(ARGOCD_SMOKE_TEST) -test.v -test.timeout 15m -ginkgo.v $(ARGOCD_SMOKE_ARGS)
@@ -108,6 +121,24 @@ $(CONTROLLER_GEN):
 	GOBIN=$(BIN)/tmp $(GO) install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
 	mv $(BIN)/tmp/controller-gen $@
 
+##@ Sandbox
+
+# The README's first command (issue 6): a hub and managed clusters, each its own
+# kube-apiserver, etcd and kube-controller-manager, joined with real OCM; real Argo CD;
+# argocd-pull-addon's manager and agents; the guestbook example applied and its report
+# printed. It runs until Ctrl-C and then stops everything it started. SANDBOX_ARGS: e.g.
+# --clusters 3, --dir sandbox --keep, --timeout 15m.
+SANDBOX_ARGS ?=
+
+.PHONY: kubectl
+kubectl: ## Build kubectl into bin/envtest, the API servers' Kubernetes release (cached; cold ~2 min).
+	GO=$(GO) ./hack/build-envtest.sh --with-controller-manager --with-kubectl
+
+.PHONY: sandbox
+sandbox: build argocd kubectl debian-packages ## Run a fleet with the guestbook example and print its report; Ctrl-C stops and removes everything.
+	$(GO) build -o $(BIN)/sandbox ./test/sandbox
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) ARGOCD_PULL_ADDON_BINARY=$(BIN)/argocd-pull-addon $(BIN)/sandbox $(SANDBOX_ARGS)
+
 ##@ Run
 
 .PHONY: run
@@ -124,16 +155,16 @@ bench-scale: envtest ## Scale benchmark (issue 8): propagation, freshness, manag
 
 # The end-to-end suite (issue 6, test/e2e/pull) on a real fleet: a hub and two clusters with
 # real OCM, real Argo CD v3, the hub chart, and our manager and agents as processes of the
-# built binary. Behind the e2e build tag, so not part of `go test ./...` or `make test`; the
-# test binary re-executes itself in a private network namespace (needs root and iproute2).
+# built binary. Behind the e2e build tag, so not part of `go test ./...` (`make test` runs it
+# after the Go tests); the test binary re-executes itself in a private network namespace
+# (needs root and iproute2).
 # E2E_ARGS go to the test binary (e.g. -ginkgo.focus=guestbook); E2E_KEEP_DIR=1 keeps the
 # fleet's logs after a passing run.
 E2E_TEST := $(BIN)/e2e-pull.test
 E2E_AGENT_BINARY := $(BIN)/e2e/argocd-pull-addon
 
 .PHONY: test-e2e
-test-e2e: envtest argocd ## End-to-end suite on a real OCM fleet with real Argo CD and our binary (not in `make test`).
-	@command -v git >/dev/null || apt-get install -y --no-install-recommends git
+test-e2e: envtest argocd debian-packages ## End-to-end suite on a real OCM fleet with real Argo CD and our binary.
 	$(GO) build -o $(E2E_AGENT_BINARY) ./cmd/argocd-pull-addon
 	$(GO) test -c -tags e2e -o $(E2E_TEST) ./test/e2e/pull
 	cd test/e2e/pull && KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) ARGOCD_PULL_ADDON_BINARY=$(E2E_AGENT_BINARY) \
