@@ -155,7 +155,11 @@ func CacheOptions() cache.Options {
 		// Managed fields are never read and are a large share of every cached object.
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
-			// Only the pull model's ManifestWorks, not every addon's and every user's.
+			// Only the pull model's ManifestWorks, not every addon's and every user's. The
+			// hub-rendered ones (apps.LabelHubRendered, docs/cmp.md) are not here on
+			// purpose: a label selector cannot select either of two labels, and the
+			// propagation and application status controllers read this cache and must never
+			// adopt, delete or mirror them. The aggregation keeps its own cache of those.
 			&workv1.ManifestWork{}: {Label: labels.SelectorFromSet(labels.Set{apps.LabelPullToOCMManagedCluster: "true"})},
 			// Only this addon's ManagedClusterAddOns: their Available condition is the
 			// agents' availability.

@@ -23,14 +23,14 @@ type Level struct {
 	FailingResources int
 	// FailingMessageLength bounds a failing resource's message; 0 drops them.
 	FailingMessageLength int
-	// Terse leaves agentAvailable (when true) and lastReportedAt out of entries: with
-	// TerseFine only out of entries that need no attention (healthy, synced, agent
-	// available), with TerseAll out of every entry.
+	// Terse leaves agentAvailable (when true), delivery (when Pull) and lastReportedAt out
+	// of entries: with TerseFine only out of entries that need no attention (see
+	// attention), with TerseAll out of every entry.
 	Terse Terseness
 }
 
-// Terseness says which cluster entries leave out agentAvailable (when true) and
-// lastReportedAt.
+// Terseness says which cluster entries leave out agentAvailable (when true), delivery
+// (when Pull) and lastReportedAt.
 type Terseness int
 
 // Tersenesses, from none to all entries.
@@ -125,12 +125,17 @@ func applyLevel(in appsv1alpha1.AppConditions, level Level) (appsv1alpha1.AppCon
 			e.FailingResources = append(e.FailingResources, f)
 		}
 		if level.Terse == TerseAll || (level.Terse == TerseFine && attention(e) == 0) {
-			if e.LastReportedAt != nil || (e.AgentAvailable != nil && *e.AgentAvailable) {
+			if e.LastReportedAt != nil || (e.AgentAvailable != nil && *e.AgentAvailable) || e.Delivery == appsv1alpha1.DeliveryPull {
 				counts.terseEntries++
 			}
 			e.LastReportedAt = nil
 			if e.AgentAvailable != nil && *e.AgentAvailable {
 				e.AgentAvailable = nil
+			}
+			// Unset means Pull (the API says so); HubRendered stays, a reader needs it to
+			// know there is no agent.
+			if e.Delivery == appsv1alpha1.DeliveryPull {
+				e.Delivery = ""
 			}
 		}
 		out.ClusterConditions[i] = e
@@ -139,7 +144,7 @@ func applyLevel(in appsv1alpha1.AppConditions, level Level) (appsv1alpha1.AppCon
 }
 
 // dropEntries leaves out whole entries until the rest fit in budget bytes: first the
-// healthy, synced ones with an available agent (the summary still counts them), then
+// ones that need no attention (see attention; the summary still counts them), then
 // others from the end. The kept entries keep their order.
 func dropEntries(entries []appsv1alpha1.ClusterCondition, budget int) ([]appsv1alpha1.ClusterCondition, int32) {
 	sizes := make([]int, len(entries))
@@ -175,10 +180,11 @@ func dropEntries(entries []appsv1alpha1.ClusterCondition, budget int) ([]appsv1a
 	return kept, n
 }
 
-// attention is 0 for an entry that needs none (healthy, synced, agent available), 1 else.
+// attention is 0 for an entry that needs none (healthy, synced, and its agent available
+// or, delivered hub-rendered, no agent needed), 1 else.
 func attention(e appsv1alpha1.ClusterCondition) int {
-	if e.HealthStatus == string(appsv1alpha1.HealthStatusHealthy) && e.SyncStatus == string(appsv1alpha1.SyncStatusSynced) &&
-		e.AgentAvailable != nil && *e.AgentAvailable {
+	agentFine := (e.AgentAvailable != nil && *e.AgentAvailable) || e.Delivery == appsv1alpha1.DeliveryHubRendered
+	if e.HealthStatus == string(appsv1alpha1.HealthStatusHealthy) && e.SyncStatus == string(appsv1alpha1.SyncStatusSynced) && agentFine {
 		return 0
 	}
 	return 1
@@ -232,7 +238,7 @@ func (c truncationCounts) truncation() *appsv1alpha1.ReportTruncation {
 		actions = append(actions, fmt.Sprintf("shortened %d messages", c.messages))
 	}
 	if c.terseEntries > 0 {
-		actions = append(actions, fmt.Sprintf("wrote %d cluster entries without lastReportedAt and agentAvailable: true", c.terseEntries))
+		actions = append(actions, fmt.Sprintf("wrote %d cluster entries without lastReportedAt, agentAvailable: true and delivery: Pull", c.terseEntries))
 	}
 	msg := "To stay under its size bound the report " + strings.Join(actions, "; ") +
 		". The summary counts every cluster; the agents' ApplicationStatusReports in each cluster namespace have the details."

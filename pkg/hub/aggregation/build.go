@@ -32,6 +32,9 @@ type Inputs struct {
 	Reports []appsv1alpha1.ApplicationStatusReport
 	// Agents is the availability of the agent of each cluster in Works, by cluster name.
 	Agents map[string]appstatus.AgentAvailability
+	// HubRendered are the ApplicationSet's hub-rendered Applications, one per Application
+	// and ManifestWork; Applications and works being deleted are left out by the caller.
+	HubRendered []HubRenderedApplication
 }
 
 // reportKey identifies an Application on a cluster: the cluster and the hub Application.
@@ -40,8 +43,8 @@ type reportKey struct {
 }
 
 // Build computes the report of one ApplicationSet: one entry per ManifestWork (so per
-// cluster and Application), sorted by cluster and app; the union of the reported
-// resources; the summary; all within limits (see Bound). It never changes in, whose
+// cluster and Application), pulled or hub-rendered, sorted by cluster and app; the union
+// of the reported and applied resources; the summary; all within limits (see Bound). It never changes in, whose
 // objects may be the cache's own.
 func Build(in Inputs, limits Limits) appsv1alpha1.AppConditions {
 	return Bound(build(in), limits)
@@ -71,6 +74,13 @@ func build(in Inputs) appsv1alpha1.AppConditions {
 			for _, r := range report.Status.Resources {
 				resources[resourceRef(r)] = struct{}{}
 			}
+		}
+	}
+	for _, h := range in.HubRendered {
+		entry, applied := hubRenderedEntry(in.ApplicationSet.Namespace, h)
+		entries = append(entries, entry)
+		for _, r := range applied {
+			resources[r] = struct{}{}
 		}
 	}
 	slices.SortFunc(entries, func(a, b appsv1alpha1.ClusterCondition) int {
@@ -116,6 +126,7 @@ func clusterEntry(appSetNamespace string, mw *workv1.ManifestWork, report *appsv
 		Cluster:        mw.Namespace,
 		App:            fmt.Sprintf("%s/%s/%s/%s", appSetNamespace, mw.Annotations[apps.AnnotationHubApplicationName], mw.Namespace, mw.Name),
 		AgentAvailable: ptr.To(agent.Available),
+		Delivery:       appsv1alpha1.DeliveryPull,
 	}
 	if scalars.Sync != nil {
 		entry.SyncStatus = string(*scalars.Sync)
@@ -178,7 +189,11 @@ func reportConditions(st *appsv1alpha1.ApplicationReportStatus) []appsv1alpha1.C
 }
 
 func conditionRank(conditionType string) int {
-	if conditionType == ConditionOperationFailed || strings.HasSuffix(conditionType, "Error") {
+	switch conditionType {
+	case ConditionOperationFailed, appsv1alpha1.ConditionManifestWorkNotApplied, appsv1alpha1.ConditionManifestWorkNotAvailable:
+		return 0
+	}
+	if strings.HasSuffix(conditionType, "Error") {
 		return 0
 	}
 	return 1

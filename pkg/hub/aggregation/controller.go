@@ -5,6 +5,15 @@
 // ApplicationStatusReports (conditions, resources, messages) and the argocd-pull
 // ManagedClusterAddOns (whether each cluster's agent is available).
 //
+// The report also covers the ApplicationSet's hub-rendered Applications (docs/cmp.md):
+// ordinary hub Applications, owned by the ApplicationSet, whose Argo CD applies a
+// ManifestWork rendered by the ocm-manifestwork plugin into the cluster's namespace. Their
+// entries take sync and health from the hub Application (the hub's Argo CD computes them)
+// and resources and failures from the ManifestWork's status (OCM's work agent writes it).
+// An Application finds its ManifestWorks in its own status.resources; a ManifestWork finds
+// its Application through a field index on those, and the ApplicationSet through the
+// Application's owner reference.
+//
 // The controller is keyed by the ApplicationSet's namespace/name, even after the
 // ApplicationSet is gone. Every source maps to that key through a field index or the
 // object's own fields, so a change to one agent report recomputes only its ApplicationSet;
@@ -25,24 +34,32 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 )
 
 // ControllerName names the controller in logs and metrics.
 const ControllerName = "aggregation"
 
 // applicationSetIndex indexes ManifestWorks and ApplicationStatusReports by the
-// "<namespace>/<name>" of the ApplicationSet whose Application they belong to.
+// "<namespace>/<name>" of the ApplicationSet whose Application they belong to, and
+// hub-rendered Applications by the ApplicationSet that owns them.
 const applicationSetIndex = "aggregation.applicationSet"
+
+// managedWorkIndex indexes hub-rendered Applications by the "<namespace>/<name>" of each
+// ManifestWork their Argo CD manages, so a ManifestWork's change finds its Application.
+const managedWorkIndex = "aggregation.managedWork"
 
 // Reconciler keeps one MulticlusterApplicationSetReport per ApplicationSet with pulled
 // Applications.
@@ -53,6 +70,11 @@ type Reconciler struct {
 	MaxConcurrentReconciles int
 	// Limits bound the report's size; DefaultLimits when zero.
 	Limits Limits
+
+	// hubRenderedWorks reads the hub-rendered ManifestWorks: the controller's own cache,
+	// see newHubRenderedCache. Nil leaves hub-rendered Applications out (unit tests of the
+	// pull model).
+	hubRenderedWorks client.Reader
 }
 
 // Setup registers the aggregation controller with mgr.
@@ -71,7 +93,18 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &appsv1alpha1.ApplicationStatusReport{}, applicationSetIndex, indexReportApplicationSet); err != nil {
 		return fmt.Errorf("indexing ApplicationStatusReports by ApplicationSet: %w", err)
 	}
-	err := ctrl.NewControllerManagedBy(mgr).
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &argov1alpha1.Application{}, applicationSetIndex, indexApplicationApplicationSet); err != nil {
+		return fmt.Errorf("indexing Applications by ApplicationSet: %w", err)
+	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &argov1alpha1.Application{}, managedWorkIndex, indexApplicationManagedWorks); err != nil {
+		return fmt.Errorf("indexing Applications by managed ManifestWork: %w", err)
+	}
+	hubRendered, err := newHubRenderedCache(mgr)
+	if err != nil {
+		return err
+	}
+	r.hubRenderedWorks = hubRendered
+	err = ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		WatchesMetadata(&argov1alpha1.ApplicationSet{}, &handler.EnqueueRequestForObject{},
 			builder.WithPredicates(predicate.Funcs{UpdateFunc: applicationSetDeleting})).
@@ -84,6 +117,12 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			builder.WithPredicates(appstatus.ReportChanged())).
 		Watches(&addonv1alpha1.ManagedClusterAddOn{}, handler.EnqueueRequestsFromMapFunc(r.mapAddonToApplicationSets),
 			builder.WithPredicates(predicate.NewPredicateFuncs(appstatus.IsAgentAddon), appstatus.AgentAvailabilityChanged())).
+		// Hub-rendered delivery: the hub Applications (the manager's cache holds them all
+		// already) and their ManifestWorks (the controller's own cache).
+		WatchesRawSource(source.Kind(mgr.GetCache(), &argov1alpha1.Application{},
+			handler.TypedEnqueueRequestsFromMapFunc(mapApplicationToApplicationSets), hubRenderedApplicationChanged())).
+		WatchesRawSource(source.Kind(hubRendered, &workv1.ManifestWork{},
+			handler.TypedEnqueueRequestsFromMapFunc(r.mapHubRenderedWorkToApplicationSets), hubRenderedWorkChanged())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).
 		Complete(r)
 	if err != nil {
@@ -119,8 +158,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if len(in.Works) == 0 && current == nil {
-		log.V(4).Info("ApplicationSet has no pulled Applications; no report")
+	if len(in.Works) == 0 && len(in.HubRendered) == 0 && current == nil {
+		log.V(4).Info("ApplicationSet has no pulled or hub-rendered Applications; no report")
 		return ctrl.Result{}, nil
 	}
 	limits := r.Limits
@@ -175,6 +214,9 @@ func (r *Reconciler) inputs(ctx context.Context, key types.NamespacedName) (Inpu
 			in.Reports = append(in.Reports, reports.Items[i])
 		}
 	}
+	if err := r.hubRenderedInputs(ctx, key, &in); err != nil {
+		return in, err
+	}
 	for i := range in.Works {
 		cluster := in.Works[i].Namespace
 		if _, ok := in.Agents[cluster]; ok {
@@ -192,6 +234,85 @@ func (r *Reconciler) inputs(ctx context.Context, key types.NamespacedName) (Inpu
 		}
 	}
 	return in, nil
+}
+
+// hubRenderedInputs adds to in the ApplicationSet's hub-rendered Applications with their
+// ManifestWorks: the Applications it owns that manage a ManifestWork (field index on the
+// manager's cache), each with those of its ManifestWorks that are hub-rendered and were
+// rendered for it (the controller's own cache). Deleted or deleting ones are leaving.
+func (r *Reconciler) hubRenderedInputs(ctx context.Context, key types.NamespacedName, in *Inputs) error {
+	if r.hubRenderedWorks == nil {
+		return nil
+	}
+	applications := &argov1alpha1.ApplicationList{}
+	if err := r.Client.List(ctx, applications, client.MatchingFields{applicationSetIndex: key.String()}, client.UnsafeDisableDeepCopy); err != nil {
+		return fmt.Errorf("listing hub-rendered Applications of ApplicationSet %s: %w", key, err)
+	}
+	for i := range applications.Items {
+		app := &applications.Items[i]
+		if !app.DeletionTimestamp.IsZero() {
+			continue
+		}
+		for _, workKey := range managedWorks(app) {
+			mw := &workv1.ManifestWork{}
+			err := r.hubRenderedWorks.Get(ctx, workKey, mw)
+			if apierrors.IsNotFound(err) {
+				// Not hub-rendered (another kind of ManifestWork the Application deploys),
+				// or not created yet: its creation brings the ApplicationSet back.
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("getting ManifestWork %s of Application %s: %w", workKey, klog.KObj(app), err)
+			}
+			if mw.DeletionTimestamp.IsZero() && renderedFor(mw, app) {
+				in.HubRendered = append(in.HubRendered, HubRenderedApplication{Application: app, Work: mw})
+			}
+		}
+	}
+	return nil
+}
+
+// newHubRenderedCache returns the controller's cache of hub-rendered ManifestWorks (label
+// apps.LabelHubRendered=true), added to mgr. The manager's own cache selects the pull
+// model's ManifestWorks by their label, and a label selector cannot select either of two
+// labels; a second, equally trimmed cache keeps both selective, and keeps hub-rendered
+// works away from the propagation and application status controllers, which must never
+// adopt, delete or mirror them. Like the manager's cache it runs in every replica, so
+// a newly elected leader starts warm.
+func newHubRenderedCache(mgr ctrl.Manager) (cache.Cache, error) {
+	c, err := cache.New(mgr.GetConfig(), cache.Options{
+		HTTPClient: mgr.GetHTTPClient(),
+		Scheme:     mgr.GetScheme(),
+		Mapper:     mgr.GetRESTMapper(),
+		ByObject: map[client.Object]cache.ByObject{
+			&workv1.ManifestWork{}: {
+				Label:     labels.SelectorFromSet(labels.Set{apps.LabelHubRendered: "true"}),
+				Transform: trimHubRenderedWork,
+			},
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating the cache of hub-rendered ManifestWorks: %w", err)
+	}
+	if err := mgr.Add(c); err != nil {
+		return nil, fmt.Errorf("adding the cache of hub-rendered ManifestWorks: %w", err)
+	}
+	return c, nil
+}
+
+// trimHubRenderedWork drops from a cached hub-rendered ManifestWork what the aggregation
+// never reads: managed fields, and the manifests, up to 500 KiB per work, which the hub's
+// Argo CD owns (the status names every applied object). The controller never writes these
+// works, so the trimmed copy is never sent back.
+func trimHubRenderedWork(obj any) (any, error) {
+	mw, ok := obj.(*workv1.ManifestWork)
+	if !ok {
+		// A tombstone of a deletion: passed on as is.
+		return obj, nil
+	}
+	mw.ManagedFields = nil
+	mw.Spec.Workload.Manifests = nil
+	return mw, nil
 }
 
 // Desired is the report of the ApplicationSet appSet built from in: its name, namespace,

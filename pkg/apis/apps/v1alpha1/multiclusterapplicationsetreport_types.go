@@ -89,8 +89,9 @@ type ReportTruncation struct {
 	OmittedClusterConditions int32 `json:"omittedClusterConditions,omitempty"`
 
 	// TerseClusterConditions is how many cluster entries were written without
-	// lastReportedAt and without agentAvailable when it was true; entries that need no
-	// attention (healthy, synced, agent available) go first.
+	// lastReportedAt, without agentAvailable when it was true and without delivery when
+	// it was Pull; entries that need no attention (healthy, synced, agent available or
+	// no agent needed) go first.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	TerseClusterConditions int32 `json:"terseClusterConditions,omitempty"`
@@ -172,7 +173,8 @@ type ClusterCondition struct {
 	// AgentAvailable tells whether the cluster's argocd-pull agent is available (its
 	// ManagedClusterAddOn's Available condition is True). When it is not, sync and health
 	// still come from the ManifestWork's status feedback, but conditions and failing
-	// resources are the agent's last report and may be stale. Unset when unknown.
+	// resources are the agent's last report and may be stale. Unset when unknown, and
+	// for HubRendered delivery, which has no agent.
 	// +optional
 	AgentAvailable *bool `json:"agentAvailable,omitempty"`
 
@@ -180,13 +182,42 @@ type ClusterCondition struct {
 	// unset when the agent has not reported it.
 	// +optional
 	LastReportedAt *metav1.Time `json:"lastReportedAt,omitempty"`
+
+	// Delivery is how the Application reaches the cluster. Pull: the hub Application is
+	// delivered to the cluster's own Argo CD, and the argocd-pull agent reports its state.
+	// HubRendered: the hub's Argo CD renders the manifests into a ManifestWork (the
+	// ocm-manifestwork Config Management Plugin) that OCM's work agent applies; sync and
+	// health are the hub Application's, resources and failures come from the
+	// ManifestWork's status, and there is no agent (agentAvailable is unset). Unset means
+	// Pull: reports written before this field existed, and terse entries (see Truncation).
+	// +optional
+	Delivery DeliveryMode `json:"delivery,omitempty"`
 }
+
+// DeliveryMode is how an Application reaches its cluster.
+// +kubebuilder:validation:Enum=Pull;HubRendered
+type DeliveryMode string
+
+// Delivery modes.
+const (
+	// DeliveryPull: the cluster's Argo CD pulls the Application (the pull model).
+	DeliveryPull DeliveryMode = "Pull"
+	// DeliveryHubRendered: the hub's Argo CD renders the manifests and OCM applies them.
+	DeliveryHubRendered DeliveryMode = "HubRendered"
+)
 
 // Condition types the hub adds to a cluster entry, next to Argo CD's own.
 const (
 	// ConditionAgentUnavailable: the cluster's argocd-pull agent is not available; the
 	// message says since when. Details may be stale.
 	ConditionAgentUnavailable = "AgentUnavailable"
+	// ConditionManifestWorkNotApplied: a hub-rendered Application's ManifestWork is not
+	// applied on the cluster (its Applied condition is False); the message carries each
+	// failing manifest's own message.
+	ConditionManifestWorkNotApplied = "ManifestWorkNotApplied"
+	// ConditionManifestWorkNotAvailable: some resources of a hub-rendered Application's
+	// ManifestWork do not exist on the cluster (its Available condition is False).
+	ConditionManifestWorkNotAvailable = "ManifestWorkNotAvailable"
 )
 
 // FailingResource is a resource of an Application that is not Synced or not Healthy.

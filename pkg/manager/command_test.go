@@ -1,0 +1,60 @@
+package manager
+
+import (
+	"testing"
+
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/cmp"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/propagation"
+
+	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	workv1 "open-cluster-management.io/api/work/v1"
+)
+
+// TestManifestWorkCacheHoldsOnlyPulledWorks: the propagation and application status
+// controllers read the manager's cache; a hub-rendered ManifestWork must never be in it,
+// or propagation would delete it as a stale work of its Application.
+func TestManifestWorkCacheHoldsOnlyPulledWorks(t *testing.T) {
+	var selector labels.Selector
+	for obj, by := range CacheOptions().ByObject {
+		if _, ok := obj.(*workv1.ManifestWork); ok {
+			selector = by.Label
+		}
+	}
+	if selector == nil {
+		t.Fatal("the manager caches every ManifestWork")
+	}
+
+	app := &argov1alpha1.Application{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "guestbook", Namespace: "argocd", UID: "0f4c1d2e-0000-0000-0000-000000000000",
+			Labels:      map[string]string{apps.LabelPullToOCMManagedCluster: "true"},
+			Annotations: map[string]string{apps.AnnotationOCMManagedCluster: "cluster1"},
+		},
+		Spec: argov1alpha1.ApplicationSpec{Destination: argov1alpha1.ApplicationDestination{Namespace: "guestbook"}},
+	}
+	pulled, err := propagation.BuildManifestWork(app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !selector.Matches(labels.Set(pulled.Labels)) {
+		t.Errorf("the cache selector %q does not hold the pull model's ManifestWork (labels %v)", selector, pulled.Labels)
+	}
+
+	cm := &unstructured.Unstructured{}
+	cm.SetAPIVersion("v1")
+	cm.SetKind("ConfigMap")
+	cm.SetNamespace("guestbook")
+	cm.SetName("settings")
+	rendered, err := cmp.BuildManifestWork([]cmp.Manifest{{Object: cm, Origin: "cm.yaml document 1"}},
+		cmp.Environment{AppName: "guestbook", AppNamespace: "argocd", Cluster: "cluster1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if selector.Matches(labels.Set(rendered.Labels)) {
+		t.Errorf("the cache selector %q holds hub-rendered ManifestWorks (labels %v)", selector, rendered.Labels)
+	}
+}
