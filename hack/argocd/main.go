@@ -3,7 +3,7 @@
 // when that is unset, from the name it was invoked as. Only the components the tests
 // need are linked in, which keeps the cold build and the binary smaller:
 //
-//	argocd-application-controller, argocd-repo-server,
+//	argocd-application-controller, argocd-repo-server, argocd-cmp-server,
 //	argocd-applicationset-controller, argocd-git-ask-pass
 //
 // and argocd-redis, an in-memory redis (miniredis, which Argo CD's own tests use) serving
@@ -27,6 +27,7 @@ import (
 
 	appcontroller "github.com/argoproj/argo-cd/v3/cmd/argocd-application-controller/commands"
 	applicationset "github.com/argoproj/argo-cd/v3/cmd/argocd-applicationset-controller/commands"
+	cmpserver "github.com/argoproj/argo-cd/v3/cmd/argocd-cmp-server/commands"
 	gitaskpass "github.com/argoproj/argo-cd/v3/cmd/argocd-git-ask-pass/commands"
 	reposerver "github.com/argoproj/argo-cd/v3/cmd/argocd-repo-server/commands"
 	"github.com/argoproj/argo-cd/v3/util/log"
@@ -48,6 +49,9 @@ func main() {
 		command = appcontroller.NewCommand()
 	case "argocd-repo-server":
 		command = reposerver.NewCommand()
+	case "argocd-cmp-server":
+		// The Config Management Plugin sidecar of the repo-server (hub-rendered delivery).
+		command = cmpserver.NewCommand()
 	case "argocd-applicationset-controller":
 		command = applicationset.NewCommand()
 	case "argocd-redis":
@@ -58,7 +62,7 @@ func main() {
 		command.SilenceUsage = true
 	default:
 		fmt.Fprintf(os.Stderr, "argocd: unknown component %q: set ARGOCD_BINARY_NAME to one of "+
-			"argocd-application-controller, argocd-repo-server, argocd-applicationset-controller, argocd-git-ask-pass, argocd-redis\n", name)
+			"argocd-application-controller, argocd-repo-server, argocd-cmp-server, argocd-applicationset-controller, argocd-git-ask-pass, argocd-redis\n", name)
 		os.Exit(2)
 	}
 	if err := command.Execute(); err != nil {

@@ -76,7 +76,7 @@ func TestChartRendersThePluginOnlyWhenEnabled(t *testing.T) {
 	}
 	if config.APIVersion != "argoproj.io/v1alpha1" || config.Kind != "ConfigManagementPlugin" || config.Metadata.Name != "ocm-manifestwork" ||
 		strings.Join(config.Spec.Generate.Command, " ") != "argocd-pull-addon cmp generate" ||
-		config.Spec.Discover.FileName != ".ocm-manifestwork" {
+		config.Spec.Discover.FileName != "" {
 		t.Errorf("plugin.yaml = %+v", config)
 	}
 
@@ -91,10 +91,13 @@ func TestChartRendersThePluginOnlyWhenEnabled(t *testing.T) {
 	}
 }
 
-func TestChartPluginWithoutDiscovery(t *testing.T) {
-	files := renderChart(t, map[string]any{"cmp": map[string]any{"enabled": true, "discoverFileName": ""}})
-	plugin := configMapData(t, files["argocd-pull-integration/templates/cmp-plugin.yaml"])["plugin.yaml"]
+func TestChartPluginDiscovery(t *testing.T) {
+	plugin := configMapData(t, renderChart(t, map[string]any{"cmp": map[string]any{"enabled": true}})["argocd-pull-integration/templates/cmp-plugin.yaml"])["plugin.yaml"]
 	if strings.Contains(plugin, "discover") {
-		t.Errorf("plugin.yaml has a discover rule:\n%s", plugin)
+		t.Errorf("by default plugin.yaml has a discover rule, want none:\n%s", plugin)
+	}
+	plugin = configMapData(t, renderChart(t, map[string]any{"cmp": map[string]any{"enabled": true, "discoverFileName": ".ocm-manifestwork"}})["argocd-pull-integration/templates/cmp-plugin.yaml"])["plugin.yaml"]
+	if !strings.Contains(plugin, "discover:\n") || !strings.Contains(plugin, `fileName: ".ocm-manifestwork"`) {
+		t.Errorf("with cmp.discoverFileName set, plugin.yaml has no discover rule for it:\n%s", plugin)
 	}
 }

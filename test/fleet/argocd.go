@@ -9,6 +9,8 @@ package fleet
 //     https://kubernetes.default.svc reaches the cluster's own API server through
 //     ARGOCD_FAKE_IN_CLUSTER=true and KUBECONFIG.
 //   - StartArgoCDApplicationSetController, on the hub.
+//   - A Config Management Plugin sidecar next to a repo-server (ArgoCDOptions.CMP,
+//     argocd_cmp.go), for Argo CD on the hub rendering hub-rendered Applications.
 //
 // Every server listens on 127.0.0.1 except the application-controller's metrics listener,
 // which binds all interfaces and has no flag to change that: run the test binary inside a
@@ -76,6 +78,12 @@ type ArgoCDOptions struct {
 	// --persist-resource-health, to get each resource's health into the Application).
 	ControllerArgs []string
 	RepoServerArgs []string
+	// CMP, when set, runs a Config Management Plugin sidecar next to the repo-server
+	// (argocd_cmp.go).
+	CMP *ArgoCDCMPOptions
+	// ArgoCDConfig is merged into argocd-cm before the components start, e.g. a
+	// resource.customizations.health.* entry.
+	ArgoCDConfig map[string]string
 	// AllowHostNetwork lets StartArgoCD run outside a private network namespace, where the
 	// controller's metrics port is open on every interface of the machine.
 	AllowHostNetwork bool
@@ -100,8 +108,9 @@ type ArgoCD struct {
 }
 
 // StartArgoCD prepares the namespace (argocd-cm, argocd-secret, the default AppProject),
-// installs Argo CD v3's CRDs and starts redis, the repo-server and the
-// application-controller, waiting until each is healthy. On error everything started is
+// installs Argo CD v3's CRDs, merges ArgoCDConfig into argocd-cm and starts redis, the
+// CMP sidecar when asked, the repo-server and the application-controller, waiting until
+// each is healthy. On error everything started is
 // stopped again.
 func StartArgoCD(opts ArgoCDOptions) (_ *ArgoCD, err error) {
 	if opts.APIServer == nil {
@@ -129,6 +138,13 @@ func StartArgoCD(opts ArgoCDOptions) (_ *ArgoCD, err error) {
 	}()
 	if err := a.prepare(opts.APIServer, opts.KubeconfigFile, "argocd-"+a.Name+"-", opts.SkipCRDs); err != nil {
 		return nil, err
+	}
+	if len(opts.ArgoCDConfig) > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := MergeArgoCDConfig(ctx, opts.APIServer.Client, a.Namespace, opts.ArgoCDConfig); err != nil {
+			return nil, err
+		}
 	}
 	resync := opts.AppResync
 	if resync == 0 {
@@ -160,6 +176,14 @@ func StartArgoCD(opts ArgoCDOptions) (_ *ArgoCD, err error) {
 	// repo-server: plaintext gRPC on loopback, metrics on loopback, its own TMPDIR (it
 	// wipes $TMPDIR/_argocd-repo at start, which several repo-servers must not share).
 	repoEnv := append(append([]string{}, env...), "TMPDIR="+a.mkdir("repo-server-tmp"))
+	if opts.CMP != nil {
+		// The sidecar first: the repo-server looks for plugin sockets when it renders.
+		socketDir, err := a.startCMPServer(bin, env, logLevel, *opts.CMP)
+		if err != nil {
+			return nil, err
+		}
+		repoEnv = append(repoEnv, "ARGOCD_PLUGINSOCKFILEPATH="+socketDir)
+	}
 	repoArgs := []string{
 		"--address", "127.0.0.1", "--port", strconv.Itoa(ports[1]),
 		"--metrics-address", "127.0.0.1", "--metrics-port", strconv.Itoa(ports[2]),
@@ -242,7 +266,7 @@ func (a *ArgoCD) prepare(api *framework.APIServer, kubeconfigFile, tmpPrefix str
 }
 
 // Logs is the log file of a component ("argocd-application-controller",
-// "argocd-repo-server", "argocd-redis").
+// "argocd-repo-server", "argocd-cmp-server", "argocd-redis").
 func (a *ArgoCD) Logs(component string) string {
 	return filepath.Join(a.Dir, component+".log")
 }

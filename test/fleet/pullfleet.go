@@ -2,7 +2,9 @@ package fleet
 
 // The whole pull model on a fleet, as the e2e suite and the sandbox run it: OCM, Argo CD
 // on every cluster and the applicationset-controller on the hub, the hub chart with our
-// manager, and the addon enabled with an agent per cluster.
+// manager, and the addon enabled with an agent per cluster. Optionally, for hub-rendered
+// delivery (docs/cmp.md): clusters left without Argo CD and the addon, and Argo CD on the
+// hub itself with the chart's Config Management Plugin.
 
 import (
 	"context"
@@ -26,32 +28,59 @@ type PullFleetOptions struct {
 	// AppResync is how often Argo CD on the clusters refreshes its Applications
 	// (--app-resync); 0 means Argo CD's default (3 minutes).
 	AppResync time.Duration
+	// ClustersWithoutPullModel name clusters that get neither Argo CD nor the addon: they
+	// run OCM's agents only, as a cluster served by hub-rendered delivery does.
+	ClustersWithoutPullModel []string
+	// HubRendering runs Argo CD on the hub itself, as hub-rendered delivery needs: a
+	// repo-server with the ocm-manifestwork Config Management Plugin sidecar running our
+	// binary, and an application-controller deploying to the hub (in-cluster destination),
+	// with argocd-cm holding the ManifestWork health check. The plugin configuration and
+	// the health check come from the hub chart rendered with cmp.enabled=true, which is
+	// also what the hub gets installed.
+	HubRendering bool
 	// Step, when set, is told each step as it ends and how long it took.
 	Step func(name string, took time.Duration)
 }
 
 // PullFleet is a running fleet with the pull model installed and enabled on every
-// cluster.
+// cluster but ClustersWithoutPullModel.
 type PullFleet struct {
 	*Fleet
 	Pull *PullModel
 	// HubArgoCD runs the applicationset-controller; ArgoCD[cluster] the repo-server and
-	// application-controller of each cluster.
+	// application-controller of each cluster with the pull model.
 	HubArgoCD *ArgoCD
 	ArgoCD    map[string]*ArgoCD
+	// HubRenderer is the hub's own Argo CD with PullFleetOptions.HubRendering: CMP
+	// sidecar, repo-server and application-controller.
+	HubRenderer *ArgoCD
+
+	withoutPullModel map[string]bool
 }
 
-// StartPullFleet starts the fleet, Argo CD on every cluster, installs the hub chart and
-// starts the manager as its ServiceAccount, starts the applicationset-controller on the
-// hub, enables the addon on every cluster as `clusteradm addon enable` does and starts each
-// agent where its Deployment would run. On error it stops what it started.
+// StartPullFleet starts the fleet, Argo CD on every cluster (and on the hub with
+// HubRendering), installs the hub chart and starts the manager as its ServiceAccount,
+// starts the applicationset-controller on the hub, enables the addon on every cluster as
+// `clusteradm addon enable` does and starts each agent where its Deployment would run;
+// ClustersWithoutPullModel are left out of Argo CD and the addon. On error it stops what
+// it started.
 func StartPullFleet(ctx context.Context, opts PullFleetOptions) (started *PullFleet, err error) {
 	step := func(name string, since time.Time) {
 		if opts.Step != nil {
 			opts.Step(name, time.Since(since))
 		}
 	}
-	p := &PullFleet{ArgoCD: map[string]*ArgoCD{}}
+	p := &PullFleet{ArgoCD: map[string]*ArgoCD{}, withoutPullModel: map[string]bool{}}
+	for _, name := range opts.ClustersWithoutPullModel {
+		p.withoutPullModel[name] = true
+	}
+	var hubCMP *ChartCMP
+	if opts.HubRendering {
+		opts.PullModel.ChartValues = withCMPEnabled(opts.PullModel.ChartValues)
+		if hubCMP, err = RenderChartCMP(opts.PullModel.ChartValues); err != nil {
+			return nil, err
+		}
+	}
 	if p.Fleet, err = StartFleet(ctx, opts.Fleet); err != nil {
 		return nil, err
 	}
@@ -62,9 +91,37 @@ func StartPullFleet(ctx context.Context, opts PullFleetOptions) (started *PullFl
 	}()
 	step(fmt.Sprintf("hub + %d clusters joined with OCM", len(p.Clusters)), time.Now().Add(-p.StartDuration))
 
+	for name := range p.withoutPullModel {
+		if p.Cluster(name) == nil {
+			return p, fmt.Errorf("ClustersWithoutPullModel: no cluster %s in the fleet", name)
+		}
+	}
+
 	start := time.Now()
+	hubRenderer := make(chan error, 1)
+	if hubCMP != nil {
+		// Our binary is the plugin's command: build it now rather than in InstallPullModel.
+		dir := filepath.Join(p.Dir, "pullmodel")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return p, err
+		}
+		if opts.PullModel.Binary, err = pullAddonBinary(opts.PullModel.Binary, dir); err != nil {
+			return p, err
+		}
+		// Next to Argo CD on the clusters: each start mostly waits.
+		go func() {
+			var err error
+			p.HubRenderer, err = p.startHubRenderer(opts, hubCMP)
+			hubRenderer <- err
+		}()
+	} else {
+		hubRenderer <- nil
+	}
 	var mu sync.Mutex
-	if err := p.forEachCluster(func(c *FleetCluster) error {
+	err = p.forEachCluster(func(c *FleetCluster) error {
+		if p.withoutPullModel[c.Name] {
+			return nil
+		}
 		a, err := StartArgoCD(ArgoCDOptions{
 			APIServer: c.APIServer, KubeconfigFile: c.KubeconfigFile, Name: c.Name,
 			Dir: filepath.Join(p.Dir, c.Name, "argocd"), KeepDir: true, AppResync: opts.AppResync,
@@ -78,10 +135,15 @@ func StartPullFleet(ctx context.Context, opts PullFleetOptions) (started *PullFl
 			return fmt.Errorf("argo CD on %s: %w", c.Name, err)
 		}
 		return nil
-	}); err != nil {
+	})
+	if err := errors.Join(err, <-hubRenderer); err != nil {
 		return p, err
 	}
-	step("Argo CD on every cluster (repo-server, application-controller)", start)
+	name := "Argo CD on every pull-model cluster (repo-server, application-controller)"
+	if hubCMP != nil {
+		name += " and on the hub (with the CMP sidecar)"
+	}
+	step(name, start)
 
 	start = time.Now()
 	// The hub serves Argo CD v3's CRDs, as a hub running Argo CD 3 does.
@@ -94,21 +156,31 @@ func StartPullFleet(ctx context.Context, opts PullFleetOptions) (started *PullFl
 	step("hub chart installed, manager running as its ServiceAccount", start)
 
 	start = time.Now()
-	if p.HubArgoCD, err = StartArgoCDApplicationSetController(ArgoCDApplicationSetOptions{
+	appSetOpts := ArgoCDApplicationSetOptions{
 		APIServer: p.Hub.APIServer, KubeconfigFile: p.Hub.KubeconfigFile,
 		Dir: filepath.Join(p.Dir, "hub", "argocd"), KeepDir: true, SkipCRDs: true,
-	}); err != nil {
+	}
+	if p.HubRenderer != nil {
+		appSetOpts.RepoServerAddr = p.HubRenderer.RepoServerAddr
+	}
+	if p.HubArgoCD, err = StartArgoCDApplicationSetController(appSetOpts); err != nil {
 		return p, err
 	}
 	step("applicationset-controller on the hub", start)
 
 	start = time.Now()
 	for _, c := range p.Clusters {
+		if p.withoutPullModel[c.Name] {
+			continue
+		}
 		if err := p.Pull.EnableAddon(ctx, c.Name, ""); err != nil {
 			return p, err
 		}
 	}
 	if err := p.forEachCluster(func(c *FleetCluster) error {
+		if p.withoutPullModel[c.Name] {
+			return nil
+		}
 		if err := p.Pull.StartAgent(ctx, c.Name, ""); err != nil {
 			return fmt.Errorf("agent of %s: %w", c.Name, err)
 		}
@@ -116,8 +188,45 @@ func StartPullFleet(ctx context.Context, opts PullFleetOptions) (started *PullFl
 	}); err != nil {
 		return p, err
 	}
-	step("addon enabled on every cluster, agents running", start)
+	step("addon enabled on every pull-model cluster, agents running", start)
 	return p, nil
+}
+
+// startHubRenderer starts Argo CD on the hub for hub-rendered delivery: the chart's plugin
+// in a CMP sidecar whose PATH holds our binary, the chart's health check in argocd-cm.
+// Like every Argo CD of the fleet it deploys to its own API server, here the hub.
+func (p *PullFleet) startHubRenderer(opts PullFleetOptions, cmp *ChartCMP) (*ArgoCD, error) {
+	a, err := StartArgoCD(ArgoCDOptions{
+		APIServer: p.Hub.APIServer, KubeconfigFile: p.Hub.KubeconfigFile, Name: "hub",
+		Dir: filepath.Join(p.Dir, "hub", "argocd"), KeepDir: true, AppResync: opts.AppResync,
+		CMP: &ArgoCDCMPOptions{
+			PluginYAML: cmp.PluginYAML,
+			Path:       []string{filepath.Dir(opts.PullModel.Binary)},
+		},
+		ArgoCDConfig: cmp.ArgoCDConfig,
+	})
+	if err != nil {
+		return a, fmt.Errorf("argo CD on the hub: %w", err)
+	}
+	return a, nil
+}
+
+// withCMPEnabled is values with cmp.enabled=true, leaving values and its cmp map as they
+// are.
+func withCMPEnabled(values map[string]any) map[string]any {
+	out := make(map[string]any, len(values)+1)
+	for k, v := range values {
+		out[k] = v
+	}
+	cmp := map[string]any{}
+	if given, ok := values["cmp"].(map[string]any); ok {
+		for k, v := range given {
+			cmp[k] = v
+		}
+	}
+	cmp["enabled"] = true
+	out["cmp"] = cmp
+	return out
 }
 
 // Err reports a process of ours, an Argo CD component or an OCM component that failed.
@@ -135,6 +244,9 @@ func (p *PullFleet) Logs() []string {
 		files = append(files, p.Pull.ManagerLog())
 	}
 	for _, c := range p.Clusters {
+		if p.withoutPullModel[c.Name] {
+			continue
+		}
 		if p.Pull != nil {
 			files = append(files, p.Pull.AgentLog(c.Name))
 		}
@@ -144,6 +256,9 @@ func (p *PullFleet) Logs() []string {
 	}
 	if p.HubArgoCD != nil {
 		files = append(files, p.HubArgoCD.Logs("argocd-applicationset-controller"))
+	}
+	if p.HubRenderer != nil {
+		files = append(files, p.HubRenderer.Logs("argocd-cmp-server"), p.HubRenderer.Logs("argocd-application-controller"))
 	}
 	return files
 }
@@ -159,6 +274,9 @@ func (p *PullFleet) Stop() error {
 	}
 	if p.HubArgoCD != nil {
 		errs = append(errs, p.HubArgoCD.Stop())
+	}
+	if p.HubRenderer != nil {
+		errs = append(errs, p.HubRenderer.Stop())
 	}
 	errs = append(errs, p.Fleet.Stop())
 	return errors.Join(errs...)

@@ -6,7 +6,8 @@
 // application-controller on each cluster, the applicationset-controller on the hub); the
 // hub chart applied to the hub; our manager and one agent per cluster as processes of the
 // built binary, with the credentials the chart's ServiceAccount and addon registration give
-// them.
+// them. For hub-rendered delivery (issue 7) a third cluster runs neither Argo CD nor the
+// addon, and the hub runs Argo CD itself with the chart's Config Management Plugin.
 //
 // Run it with `make test-e2e`. It is behind the e2e build tag (not part of `go test ./...`
 // or `make test`) and runs inside a private network namespace: TestMain re-executes the
@@ -47,6 +48,10 @@ var (
 	hub      client.Client
 	fleetDir string
 	clusters = []string{"cluster1", "cluster2"}
+	// hubRenderedCluster runs no Argo CD and no addon (PullFleetOptions.
+	// ClustersWithoutPullModel): hub-rendered delivery reaches it (issue 7). It stays out
+	// of the default ManagedClusterSet, and so out of the guestbook's Placement.
+	hubRenderedCluster = "cluster3"
 )
 
 // The addon lease window of the fleet's klusterlets: 5 x leaseDurationSeconds, looked at
@@ -69,11 +74,13 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 
 	pf, err = fleet.StartPullFleet(ctx, fleet.PullFleetOptions{
 		Fleet: fleet.FleetOptions{
-			Clusters: len(clusters), Dir: fleetDir, WorkStatusSyncInterval: 5 * time.Second,
+			Clusters: len(clusters) + 1, Dir: fleetDir, WorkStatusSyncInterval: 5 * time.Second,
 			// Scenario 4 waits for an agent's lease to run out: 5 x 20 s instead of 5 minutes.
 			AddOnLeaseDurationSeconds: leaseDurationSeconds, AddOnLeaseSyncInterval: leaseSyncInterval,
 		},
-		AppResync: 10 * time.Second,
+		AppResync:                10 * time.Second,
+		ClustersWithoutPullModel: []string{hubRenderedCluster},
+		HubRendering:             true,
 		Step: func(name string, took time.Duration) {
 			AddReportEntry(name, took.Round(100*time.Millisecond).String(), ReportEntryVisibilityAlways)
 		},
