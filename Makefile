@@ -153,9 +153,10 @@ BENCH_SCALE_ARGS ?= --clusters 100,300,1000 --appsets 10 --runs 3 --churn 50 --i
 bench-scale: envtest ## Scale benchmark (issue 8): propagation, freshness, manager RSS/CPU, API writes per size (BENCH_SCALE_ARGS).
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) run ./test/bench/scale $(BENCH_SCALE_ARGS)
 
-# The end-to-end suite (issue 6, test/e2e/pull) on a real fleet: a hub and two clusters with
-# real OCM, real Argo CD v3, the hub chart, and our manager and agents as processes of the
-# built binary. Behind the e2e build tag, so not part of `go test ./...` (`make test` runs it
+# The end-to-end suite (issues 6 and 7, test/e2e/pull) on a real fleet: a hub and three
+# clusters with real OCM, real Argo CD v3 (on two clusters, and on the hub with our Config
+# Management Plugin), the hub chart, and our manager and agents as processes of the built
+# binary. Behind the e2e build tag, so not part of `go test ./...` (`make test` runs it
 # after the Go tests); the test binary re-executes itself in a private network namespace
 # (needs root and iproute2).
 # E2E_ARGS go to the test binary (e.g. -ginkgo.focus=guestbook); E2E_KEEP_DIR=1 keeps the

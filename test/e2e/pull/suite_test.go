@@ -9,8 +9,8 @@
 // them. For hub-rendered delivery (issue 7) a third cluster runs neither Argo CD nor the
 // addon, and the hub runs Argo CD itself with the chart's Config Management Plugin.
 //
-// Run it with `make test-e2e`. It is behind the e2e build tag (not part of `go test ./...`
-// or `make test`) and runs inside a private network namespace: TestMain re-executes the
+// Run it with `make test-e2e` (`make test` runs it too). It is behind the e2e build tag
+// (not part of `go test ./...`) and runs inside a private network namespace: TestMain re-executes the
 // test binary in one. E2E_KEEP_DIR=1 keeps the fleet's directory (logs of every process)
 // after a passing run; a failing run always keeps it and prints where it is.
 package pull_test
