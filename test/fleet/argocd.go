@@ -549,12 +549,18 @@ func (p *argoCDProcess) stop() error {
 }
 
 func waitTCP(p *argoCDProcess, addr string, timeout time.Duration) error {
+	return waitListening(p, "tcp", addr, timeout)
+}
+
+// waitListening waits until p accepts connections on network address addr ("tcp" or
+// "unix"), failing early if p exits.
+func waitListening(p *argoCDProcess, network, addr string, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		if err := p.exited(); err != nil {
 			return err
 		}
-		c, err := net.DialTimeout("tcp", addr, time.Second)
+		c, err := net.DialTimeout(network, addr, time.Second)
 		if err == nil {
 			return c.Close()
 		}

@@ -15,7 +15,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,7 +80,7 @@ func (a *ArgoCD) startCMPServer(bin string, env []string, logLevel string, cmp A
 	if err != nil {
 		return "", err
 	}
-	if err := waitUnixSocket(p, socket, time.Minute); err != nil {
+	if err := waitListening(p, "unix", socket, time.Minute); err != nil {
 		return "", err
 	}
 	return socketDir, nil
@@ -109,23 +108,6 @@ func cmpSocketName(pluginYAML string) (string, error) {
 		return plugin.Metadata.Name + "-" + plugin.Spec.Version + ".sock", nil
 	}
 	return plugin.Metadata.Name + ".sock", nil
-}
-
-func waitUnixSocket(p *argoCDProcess, path string, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		if err := p.exited(); err != nil {
-			return err
-		}
-		c, err := net.DialTimeout("unix", path, time.Second)
-		if err == nil {
-			return c.Close()
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s not listening on %s after %s: %w; log %s:\n%s", p.name, path, timeout, err, p.log, tail(p.log, 20))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 // lookupEnv is the value of the last entry of key in env.

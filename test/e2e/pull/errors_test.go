@@ -112,16 +112,7 @@ var _ = Describe("Scenarios 2 and 3: errors on a cluster reach the hub", Ordered
 		})).To(Succeed())
 
 		Eventually(func(g Gomega) {
-			list := &clusterv1beta1.PlacementDecisionList{}
-			g.Expect(hub.List(ctx, list, client.InNamespace(argoNS),
-				client.MatchingLabels{clusterv1beta1.PlacementLabel: errPlacement})).To(Succeed())
-			var decided []string
-			for _, d := range list.Items {
-				for _, cd := range d.Status.Decisions {
-					decided = append(decided, cd.ClusterName)
-				}
-			}
-			g.Expect(decided).To(ConsistOf(errCluster))
+			g.Expect(decidedClusters(ctx, g, errPlacement)).To(ConsistOf(errCluster))
 			g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: argoNS, Name: errCluster + "-cluster-secret"}, &corev1.Secret{})).To(Succeed())
 			g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: argoNS, Name: "ocm-placement-generator"}, &corev1.ConfigMap{})).To(Succeed())
 		}).WithContext(ctx).WithTimeout(3 * time.Minute).WithPolling(500 * time.Millisecond).Should(Succeed())

@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
-	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -82,16 +81,7 @@ var _ = Describe("The guestbook example", Ordered, func() {
 	It("has the Placement decide on both clusters and the GitOpsCluster register them with Argo CD", func(ctx SpecContext) {
 		start := time.Now()
 		Eventually(func(g Gomega) {
-			list := &clusterv1beta1.PlacementDecisionList{}
-			g.Expect(hub.List(ctx, list, client.InNamespace(argoNS),
-				client.MatchingLabels{clusterv1beta1.PlacementLabel: "guestbook-app-placement"})).To(Succeed())
-			var decided []string
-			for _, d := range list.Items {
-				for _, cd := range d.Status.Decisions {
-					decided = append(decided, cd.ClusterName)
-				}
-			}
-			g.Expect(decided).To(ConsistOf(clusters))
+			g.Expect(decidedClusters(ctx, g, "guestbook-app-placement")).To(ConsistOf(clusters))
 		}).WithContext(ctx).WithTimeout(3 * time.Minute).WithPolling(500 * time.Millisecond).Should(Succeed())
 		AddReportEntry("placement decided", time.Since(start).Round(100*time.Millisecond).String())
 		Eventually(func(g Gomega) {

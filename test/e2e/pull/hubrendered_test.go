@@ -19,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
-	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -112,16 +111,7 @@ var _ = Describe("Hub-rendered delivery (issue 7)", Ordered, ContinueOnFailure, 
 
 		start := time.Now()
 		Eventually(func(g Gomega) {
-			list := &clusterv1beta1.PlacementDecisionList{}
-			g.Expect(hub.List(ctx, list, client.InNamespace(argoNS),
-				client.MatchingLabels{clusterv1beta1.PlacementLabel: hubRenderedPlacement})).To(Succeed())
-			var decided []string
-			for _, d := range list.Items {
-				for _, cd := range d.Status.Decisions {
-					decided = append(decided, cd.ClusterName)
-				}
-			}
-			g.Expect(decided).To(ConsistOf(hubRenderedCluster))
+			g.Expect(decidedClusters(ctx, g, hubRenderedPlacement)).To(ConsistOf(hubRenderedCluster))
 			// The clusterDecisionResource generator generates only for clusters Argo CD
 			// knows, and reads the decisions through the generator ConfigMap.
 			g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: argoNS, Name: hubRenderedCluster + "-cluster-secret"}, &corev1.Secret{})).To(Succeed())

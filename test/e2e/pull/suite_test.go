@@ -25,6 +25,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -135,4 +136,19 @@ func dumpLogs() {
 		}
 		GinkgoWriter.Printf("---- %s ----\n%s\n", f, strings.Join(lines, "\n"))
 	}
+}
+
+// decidedClusters are the clusters placement (in argoNS) decided on, over all its
+// PlacementDecisions.
+func decidedClusters(ctx SpecContext, g Gomega, placement string) []string {
+	list := &clusterv1beta1.PlacementDecisionList{}
+	g.ExpectWithOffset(1, hub.List(ctx, list, client.InNamespace(argoNS),
+		client.MatchingLabels{clusterv1beta1.PlacementLabel: placement})).To(Succeed())
+	var decided []string
+	for _, d := range list.Items {
+		for _, cd := range d.Status.Decisions {
+			decided = append(decided, cd.ClusterName)
+		}
+	}
+	return decided
 }
