@@ -12,6 +12,11 @@ src="$root/hack/argocd"
 out="$root/bin/argocd"
 go=${GO:-go}
 
+# The fleet tests read Argo CD's CRDs from its module (test/fleet ArgoCDV3CRDPaths) inside a
+# private network namespace, where the module proxy is out of reach: make sure the module
+# is in the cache even when the build itself is skipped (a no-op when it is).
+(cd "$src" && "$go" mod download github.com/argoproj/argo-cd/v3)
+
 inputs=$(cat "$src/go.mod" "$src/go.sum" "$src/main.go" | sha256sum | cut -d' ' -f1)
 mkdir -p "$out"
 if [[ -x "$out/argocd" && -f "$out/.inputs" && "$(cat "$out/.inputs")" == "$inputs" ]]; then
