@@ -28,6 +28,9 @@ type Options struct {
 	MetricsAddr string
 	// ProbeAddr serves /healthz and /readyz.
 	ProbeAddr string
+	// PprofAddr serves Go's profiles (/debug/pprof/); empty (the default) turns them off.
+	// For profiling a running process, as the scale benchmark does.
+	PprofAddr string
 	// QPS and Burst bound the client's requests to the API server. client-go's own
 	// defaults (5 and 10) would hold a burst of thousands of Applications for minutes.
 	QPS   float32
@@ -50,6 +53,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet, kubeconfigHelp string) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, kubeconfigHelp+" Empty: the in-cluster service account, or $KUBECONFIG.")
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, "Address the Prometheus metrics endpoint (/metrics) binds to; \"0\" disables it.")
 	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", o.ProbeAddr, "Address the /healthz and /readyz endpoints bind to.")
+	fs.StringVar(&o.PprofAddr, "pprof-bind-address", o.PprofAddr, "Address Go's profiling endpoints (/debug/pprof/) bind to; empty disables them.")
 	fs.Float32Var(&o.QPS, "kube-api-qps", o.QPS, "Sustained requests per second to the API server.")
 	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "Requests allowed in a burst to the API server.")
 }
@@ -74,6 +78,7 @@ func (o *Options) ManagerOptions() ctrl.Options {
 	return ctrl.Options{
 		Metrics:                metricsserver.Options{BindAddress: o.MetricsAddr},
 		HealthProbeBindAddress: o.ProbeAddr,
+		PprofBindAddress:       o.PprofAddr,
 	}
 }
 

@@ -40,9 +40,10 @@ func get(addr, path string) (int, string, error) {
 
 var _ = DescribeTable("a subcommand serves its endpoints against the API server and stops cleanly on SIGTERM",
 	func(subcommand string, extraArgs ...string) {
-		metrics, probes := freeAddr(), freeAddr()
+		metrics, probes, pprof := freeAddr(), freeAddr(), freeAddr()
 		out := gbytes.NewBuffer()
-		args := []string{subcommand, "--kubeconfig", kubeconfig, "--metrics-bind-address", metrics, "--health-probe-bind-address", probes}
+		args := []string{subcommand, "--kubeconfig", kubeconfig, "--metrics-bind-address", metrics, "--health-probe-bind-address", probes,
+			"--pprof-bind-address", pprof}
 		for _, a := range extraArgs {
 			// The kubeconfig is written by BeforeSuite, after the entries are built.
 			args = append(args, strings.ReplaceAll(a, "$KUBECONFIG", kubeconfig))
@@ -76,6 +77,12 @@ var _ = DescribeTable("a subcommand serves its endpoints against the API server 
 			_, body, err := get(metrics, "/metrics")
 			return body, err
 		}).WithTimeout(30 * time.Second).Should(MatchRegexp(`rest_client_requests_total\{code="200"`))
+
+		// Go's profiles, for profiling a running process (off unless the flag is given).
+		Eventually(func() (string, error) {
+			_, body, err := get(pprof, "/debug/pprof/")
+			return body, err
+		}).Should(ContainSubstring("goroutine"))
 
 		Expect(cmd.Process.Signal(syscall.SIGTERM)).To(Succeed())
 		var err error
