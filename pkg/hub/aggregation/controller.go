@@ -66,11 +66,17 @@ const managedWorkIndex = "aggregation.managedWork"
 type Reconciler struct {
 	// Client reads from the manager's cache and writes to the API server.
 	Client client.Client
-	// MaxConcurrentReconciles defaults to 1.
+	// MaxConcurrentReconciles is the number of ApplicationSets whose reports are built and
+	// written in parallel; 1 when unset. Setup uses 10: a report of a thousand clusters is
+	// hundreds of KiB, its write takes the API server a while, and with one worker every
+	// ApplicationSet waits for the writes of all the others.
 	MaxConcurrentReconciles int
 	// Limits bound the report's size; DefaultLimits when zero.
 	Limits Limits
 
+	// written is the controller's own last update of each report, newer than the cache
+	// for a moment after each write.
+	written ownWrites
 	// hubRenderedWorks reads the hub-rendered ManifestWorks: the controller's own cache,
 	// see newHubRenderedCache. Nil leaves hub-rendered Applications out (unit tests of the
 	// pull model).
@@ -79,7 +85,7 @@ type Reconciler struct {
 
 // Setup registers the aggregation controller with mgr.
 func Setup(mgr ctrl.Manager) error {
-	return (&Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)
+	return (&Reconciler{Client: mgr.GetClient(), MaxConcurrentReconciles: 10}).SetupWithManager(mgr)
 }
 
 // SetupWithManager registers the field indexes and the controller with mgr. ApplicationSets
@@ -149,7 +155,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, fmt.Errorf("getting MulticlusterApplicationSetReport %s: %w", req, err)
 		}
 		current = nil
+		r.written.forget(req.NamespacedName)
 	}
+	current = r.written.current(req.NamespacedName, current)
 	if appSet == nil || !appSet.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.deleteReport(ctx, current)
 	}
@@ -182,8 +190,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// The update carries the cached resourceVersion: on a conflict the reconcile fails and
 	// runs again on the newer object, never overwriting it blindly.
 	if err := r.Client.Update(ctx, updated); err != nil {
+		r.written.forget(req.NamespacedName)
 		return ctrl.Result{}, fmt.Errorf("updating MulticlusterApplicationSetReport %s: %w", req, err)
 	}
+	r.written.updated(req.NamespacedName, current.ResourceVersion, updated)
 	s := updated.Statuses.Summary
 	log.V(2).Info("Updated MulticlusterApplicationSetReport", "clusters", s.Clusters, "healthy", s.Healthy,
 		"synced", s.Synced, "inProgress", s.InProgress)

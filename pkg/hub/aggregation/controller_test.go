@@ -163,3 +163,94 @@ func TestMappings(t *testing.T) {
 		}
 	}
 }
+
+// laggingCache serves, for the report, the copy it holds when it holds one: a cache that
+// has not seen the controller's latest write yet.
+type laggingCache struct {
+	client.Client
+	stale *appsv1alpha1.MulticlusterApplicationSetReport
+}
+
+func (c *laggingCache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if r, ok := obj.(*appsv1alpha1.MulticlusterApplicationSetReport); ok && c.stale != nil {
+		c.stale.DeepCopyInto(r)
+		return nil
+	}
+	return c.Client.Get(ctx, key, obj, opts...)
+}
+
+func TestReconcileBuildsOnItsOwnWriteWhileTheCacheLags(t *testing.T) {
+	appSet := &argov1alpha1.ApplicationSet{ObjectMeta: metav1.ObjectMeta{Name: "guestbook", Namespace: appSetNamespace, UID: "appset-uid"}}
+	mw := newWork("c1", "c1-guestbook").feedback("Progressing", "Synced", "r1", "Succeeded", "2026-11-01T10:00:00Z").obj()
+	mca := &addonv1alpha1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Namespace: "c1", Name: apps.AddonName}}
+	var writes atomic.Int32
+	// The fake client refuses an update whose resourceVersion is not the stored one, as
+	// the API server does.
+	api := newFakeClient(t, &writes, appSet, &mw, mca)
+	cache := &laggingCache{Client: api}
+	r := &Reconciler{Client: cache}
+	req := ctrl.Request{NamespacedName: guestbook}
+	ctx := context.Background()
+	setHealth := func(health string) {
+		t.Helper()
+		current := &workv1.ManifestWork{}
+		if err := api.Get(ctx, client.ObjectKeyFromObject(&mw), current); err != nil {
+			t.Fatal(err)
+		}
+		current.Status = newWork("c1", "c1-guestbook").feedback(health, "Synced", "r1", "Succeeded", "2026-11-01T10:00:00Z").obj().Status
+		// The fake client has no status subresource for ManifestWorks: a plain update.
+		if err := api.Update(ctx, current); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reportHealthy := func() string {
+		t.Helper()
+		stored := &appsv1alpha1.MulticlusterApplicationSetReport{}
+		if err := api.Get(ctx, guestbook, stored); err != nil {
+			t.Fatal(err)
+		}
+		return stored.Statuses.Summary.Healthy
+	}
+
+	if _, err := r.Reconcile(ctx, req); err != nil { // creates the report
+		t.Fatal(err)
+	}
+	created := &appsv1alpha1.MulticlusterApplicationSetReport{}
+	if err := api.Get(ctx, guestbook, created); err != nil {
+		t.Fatal(err)
+	}
+	setHealth("Healthy")
+	if _, err := r.Reconcile(ctx, req); err != nil { // updates it; the cache keeps the created copy
+		t.Fatal(err)
+	}
+	cache.stale = created
+	setHealth("Degraded")
+	writes.Store(0)
+	if _, err := r.Reconcile(ctx, req); err != nil {
+		t.Fatalf("reconciling while the cache lags the controller's own update: %v", err)
+	}
+	if got := reportHealthy(); got != "0" || writes.Load() != 1 {
+		t.Errorf("healthy %s after %d writes, want 0 after 1", got, writes.Load())
+	}
+
+	// Someone else's write moves the resourceVersion: the cache's copy is used again.
+	cache.stale = nil
+	stored := &appsv1alpha1.MulticlusterApplicationSetReport{}
+	if err := api.Get(ctx, guestbook, stored); err != nil {
+		t.Fatal(err)
+	}
+	stored.Labels["example.com/team"] = "a"
+	if err := api.Update(ctx, stored); err != nil {
+		t.Fatal(err)
+	}
+	setHealth("Healthy")
+	if _, err := r.Reconcile(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	if err := api.Get(ctx, guestbook, stored); err != nil {
+		t.Fatal(err)
+	}
+	if stored.Labels["example.com/team"] != "a" || stored.Statuses.Summary.Healthy != "1" {
+		t.Errorf("report after another writer's label: labels %v, healthy %s", stored.Labels, stored.Statuses.Summary.Healthy)
+	}
+}
