@@ -1,6 +1,7 @@
 package aggregation
 
 import (
+	"slices"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -20,15 +21,22 @@ type ownWrites struct {
 	reports map[types.NamespacedName]ownWrite
 }
 
+// maxChain bounds how many of its own consecutive updates the controller remembers while
+// the cache has seen none of them; a cache further behind is simply used (and may cost a
+// conflict).
+const maxChain = 32
+
 type ownWrite struct {
-	// base is the resourceVersion the update replaced; report is what it wrote, with the
+	// chain holds the resourceVersions of the controller's consecutive updates, and the
+	// one the first of them replaced; report is what the last one wrote, with the
 	// resourceVersion the API server answered.
-	base   string
+	chain  []string
 	report *appsv1alpha1.MulticlusterApplicationSetReport
 }
 
 // current is the copy of the report to build on: the controller's own last write when
-// cached still shows the version that write replaced, else cached.
+// cached shows an older version of the controller's own chain of updates (under load the
+// cache can lag several writes), else cached.
 func (w *ownWrites) current(key types.NamespacedName, cached *appsv1alpha1.MulticlusterApplicationSetReport) *appsv1alpha1.MulticlusterApplicationSetReport {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -36,7 +44,7 @@ func (w *ownWrites) current(key types.NamespacedName, cached *appsv1alpha1.Multi
 	if !ok || cached == nil {
 		return cached
 	}
-	if cached.ResourceVersion == last.base {
+	if cached.ResourceVersion != last.report.ResourceVersion && slices.Contains(last.chain, cached.ResourceVersion) {
 		return last.report.DeepCopy()
 	}
 	// The cache has caught up, or someone else wrote: nothing to remember any more.
@@ -52,7 +60,11 @@ func (w *ownWrites) updated(key types.NamespacedName, base string, written *apps
 	if w.reports == nil {
 		w.reports = map[types.NamespacedName]ownWrite{}
 	}
-	w.reports[key] = ownWrite{base: base, report: written.DeepCopy()}
+	chain := []string{base}
+	if last, ok := w.reports[key]; ok && last.report.ResourceVersion == base && len(last.chain) < maxChain {
+		chain = last.chain
+	}
+	w.reports[key] = ownWrite{chain: append(chain, written.ResourceVersion), report: written.DeepCopy()}
 }
 
 // forget drops what is remembered of the report: it was deleted, or the update failed.
