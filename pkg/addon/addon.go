@@ -10,12 +10,15 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
 	"open-cluster-management.io/addon-framework/pkg/addonfactory"
 	"open-cluster-management.io/addon-framework/pkg/addonmanager"
 	"open-cluster-management.io/addon-framework/pkg/agent"
 	"open-cluster-management.io/addon-framework/pkg/utils"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
 	ctrl "sigs.k8s.io/controller-runtime"
+	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/manifests"
@@ -27,8 +30,9 @@ import (
 // It is stable so a restarted manager keeps approving the certificates agents already hold.
 const AgentName = "argocd-pull-agent"
 
-// NewAgentAddon builds the argocd-pull agent addon from the embedded chart.
-func NewAgentAddon(kubeClient kubernetes.Interface, addonClient addonclient.Interface, opts *Options) (agent.AgentAddon, error) {
+// NewAgentAddon builds the argocd-pull agent addon from the embedded chart, rendered once
+// per cluster and set of inputs.
+func NewAgentAddon(kubeClient kubernetes.Interface, addonClient addonclient.Interface, opts *Options) (*RenderCache, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
@@ -51,50 +55,57 @@ func NewAgentAddon(kubeClient kubernetes.Interface, addonClient addonclient.Inte
 	if err != nil {
 		return nil, fmt.Errorf("building the %s agent addon: %w", apps.AddonName, err)
 	}
-	return agentAddon, nil
+	return NewRenderCache(agentAddon), nil
 }
 
 // NewManager returns an addon-framework manager for the argocd-pull addon on the hub that
-// cfg points at. Start it once, in one replica: Setup does that under leader election.
-func NewManager(cfg *rest.Config, opts *Options) (addonmanager.AddonManager, error) {
+// cfg points at, and the agent's render cache. Start it once, in one replica: Setup does
+// that under leader election.
+func NewManager(cfg *rest.Config, opts *Options) (addonmanager.AddonManager, *RenderCache, error) {
 	kubeClient, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("creating the addon manager's kube client: %w", err)
+		return nil, nil, fmt.Errorf("creating the addon manager's kube client: %w", err)
 	}
 	addonClient, err := addonclient.NewForConfig(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("creating the addon manager's addon client: %w", err)
+		return nil, nil, fmt.Errorf("creating the addon manager's addon client: %w", err)
 	}
 	agentAddon, err := NewAgentAddon(kubeClient, addonClient, opts)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	addonManager, err := addonmanager.New(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("creating the addon manager: %w", err)
+		return nil, nil, fmt.Errorf("creating the addon manager: %w", err)
 	}
 	if err := addonManager.AddAgent(agentAddon); err != nil {
-		return nil, fmt.Errorf("adding the %s agent to the addon manager: %w", apps.AddonName, err)
+		return nil, nil, fmt.Errorf("adding the %s agent to the addon manager: %w", apps.AddonName, err)
 	}
-	return addonManager, nil
+	return addonManager, agentAddon, nil
 }
 
-// Setup adds the addon manager to mgr. It runs only in the elected leader: two addon
-// managers would fight over the same ManifestWorks and CSRs.
-func Setup(mgr ctrl.Manager, opts *Options) error {
-	addonManager, err := NewManager(mgr.GetConfig(), opts)
+// Setup adds the addon manager to mgr and returns the agent's render cache. It runs only
+// in the elected leader: two addon managers would fight over the same ManifestWorks and
+// CSRs.
+func Setup(mgr ctrl.Manager, opts *Options) (*RenderCache, error) {
+	addonManager, renders, err := NewManager(mgr.GetConfig(), opts)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := mgr.Add(&runnable{addonManager: addonManager}); err != nil {
-		return fmt.Errorf("adding the addon manager to the manager: %w", err)
+	r := &runnable{addonManager: addonManager, renders: renders, informers: mgr.GetCache()}
+	if err := mgr.Add(r); err != nil {
+		return nil, fmt.Errorf("adding the addon manager to the manager: %w", err)
 	}
-	return nil
+	return renders, nil
 }
 
 // runnable runs an addon-framework manager as a controller-runtime Runnable.
 type runnable struct {
 	addonManager addonmanager.AddonManager
+	renders      *RenderCache
+	// informers is the manager's cache; its ManagedClusterAddOns (this addon's only) tell
+	// when a cluster's rendering can go.
+	informers crcache.Informers
 }
 
 var _ manager.LeaderElectionRunnable = &runnable{}
@@ -103,6 +114,9 @@ var _ manager.LeaderElectionRunnable = &runnable{}
 // blocks until then as a Runnable must.
 func (r *runnable) Start(ctx context.Context) error {
 	log := ctrl.LoggerFrom(ctx).WithName("addon-manager")
+	if err := r.forgetRenderingsOfDeletedAddons(ctx); err != nil {
+		return err
+	}
 	if err := r.addonManager.Start(ctx); err != nil {
 		return fmt.Errorf("starting the %s addon manager: %w", apps.AddonName, err)
 	}
@@ -113,3 +127,28 @@ func (r *runnable) Start(ctx context.Context) error {
 
 // NeedLeaderElection makes the addon manager run in the elected leader only.
 func (r *runnable) NeedLeaderElection() bool { return true }
+
+// forgetRenderingsOfDeletedAddons drops a cluster's cached agent rendering when its
+// ManagedClusterAddOn is deleted (the addon disabled, or the cluster and its namespace
+// gone), so the cache holds no more clusters than the fleet has.
+func (r *runnable) forgetRenderingsOfDeletedAddons(ctx context.Context) error {
+	informer, err := r.informers.GetInformer(ctx, &addonv1alpha1.ManagedClusterAddOn{})
+	if err != nil {
+		return fmt.Errorf("getting the ManagedClusterAddOn informer: %w", err)
+	}
+	_, err = informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		DeleteFunc: func(obj any) {
+			key, err := toolscache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+			if err != nil {
+				return
+			}
+			if cluster, _, err := toolscache.SplitMetaNamespaceKey(key); err == nil {
+				r.renders.Forget(cluster)
+			}
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("watching ManagedClusterAddOn deletions: %w", err)
+	}
+	return nil
+}

@@ -142,7 +142,7 @@ func (o *Options) Setup(mgr ctrl.Manager) error {
 	if err := SetupControllers(mgr); err != nil {
 		return err
 	}
-	if err := addon.Setup(mgr, o.Addon); err != nil {
+	if _, err := addon.Setup(mgr, o.Addon); err != nil {
 		return fmt.Errorf("setting up the addon manager: %w", err)
 	}
 	return nil

@@ -207,6 +207,25 @@ var _ = Describe("The argocd-pull addon manager", func() {
 		}, timeout, interval).Should(Succeed())
 	})
 
+	It("keeps a cluster's rendered agent while the addon is enabled and forgets it when the addon is disabled", func(ctx SpecContext) {
+		cluster := unique("forget")
+		createCluster(ctx, cluster)
+		enableAddon(ctx, cluster, "")
+		Eventually(func(g Gomega) {
+			agentDeployment(g, agentManifests(g, ctx, cluster), defaultNamespace)
+		}, timeout, interval).Should(Succeed())
+		Expect(renders.Cached(cluster)).To(BeTrue(), "the rendering the ManifestWork came from is kept")
+
+		By("disabling the addon, as `clusteradm addon disable` does")
+		mca := &addonv1alpha1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: apps.AddonName}}
+		Expect(k8s.Delete(ctx, mca)).To(Succeed())
+		Eventually(func(g Gomega) {
+			err := k8s.Get(ctx, client.ObjectKeyFromObject(mca), mca)
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "ManagedClusterAddOn still there: %v", err)
+		}, timeout, interval).Should(Succeed())
+		Eventually(func() bool { return renders.Cached(cluster) }, timeout, interval).Should(BeFalse())
+	})
+
 	It("installs into the addon's namespace and follows its AddOnDeploymentConfig", func(ctx SpecContext) {
 		cluster := unique("config")
 		createCluster(ctx, cluster)

@@ -29,6 +29,8 @@ var (
 	stop      context.CancelFunc
 	mgrDone   chan error
 	ocmDone   chan error
+	// renders is the addon manager's cache of rendered agents.
+	renders *addon.RenderCache
 )
 
 func TestAddon(t *testing.T) {
@@ -80,7 +82,8 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	opts := addon.NewOptions()
 	opts.AgentImage = testAgentImage
-	Expect(addon.Setup(mgr, opts)).To(Succeed())
+	renders, err = addon.Setup(mgr, opts)
+	Expect(err).NotTo(HaveOccurred())
 	mgrDone = make(chan error, 1)
 	go func() {
 		defer GinkgoRecover()
