@@ -24,6 +24,7 @@ package aggregation
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
@@ -211,21 +212,15 @@ func (r *Reconciler) inputs(ctx context.Context, key types.NamespacedName) (Inpu
 	if err := r.Client.List(ctx, works, client.MatchingFields{applicationSetIndex: key.String()}, client.UnsafeDisableDeepCopy); err != nil {
 		return in, fmt.Errorf("listing ManifestWorks of ApplicationSet %s: %w", key, err)
 	}
-	for i := range works.Items {
-		// A ManifestWork being deleted is an Application leaving its cluster.
-		if works.Items[i].DeletionTimestamp.IsZero() {
-			in.Works = append(in.Works, works.Items[i])
-		}
-	}
+	// A ManifestWork being deleted is an Application leaving its cluster. The lists are
+	// filtered in place: at a thousand clusters a second copy of every item per reconcile
+	// was the controller's largest allocation.
+	in.Works = slices.DeleteFunc(works.Items, func(w workv1.ManifestWork) bool { return !w.DeletionTimestamp.IsZero() })
 	reports := &appsv1alpha1.ApplicationStatusReportList{}
 	if err := r.Client.List(ctx, reports, client.MatchingFields{applicationSetIndex: key.String()}, client.UnsafeDisableDeepCopy); err != nil {
 		return in, fmt.Errorf("listing ApplicationStatusReports of ApplicationSet %s: %w", key, err)
 	}
-	for i := range reports.Items {
-		if reports.Items[i].DeletionTimestamp.IsZero() {
-			in.Reports = append(in.Reports, reports.Items[i])
-		}
-	}
+	in.Reports = slices.DeleteFunc(reports.Items, func(r appsv1alpha1.ApplicationStatusReport) bool { return !r.DeletionTimestamp.IsZero() })
 	if err := r.hubRenderedInputs(ctx, key, &in); err != nil {
 		return in, err
 	}
