@@ -7,8 +7,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	kubefake "k8s.io/client-go/kubernetes/fake"
 	"open-cluster-management.io/addon-framework/pkg/agent"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	addonfake "open-cluster-management.io/api/client/addon/clientset/versioned/fake"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 )
 
@@ -159,5 +161,36 @@ func TestRenderCacheDoesNotKeepFailures(t *testing.T) {
 	}
 	if len(objects) != 1 || rendered.renders != 1 {
 		t.Errorf("got %d objects after %d renderings, want 1 and 1", len(objects), rendered.renders)
+	}
+}
+
+// BenchmarkAgentManifests measures one call of Manifests with the real agent chart, as
+// addon-framework makes it on every sync of a cluster's addon (and on its 10-minute
+// resync of every addon): rendering the chart, and the cache's answer when nothing the
+// rendering reads changed.
+//
+//	go test ./pkg/addon/ -run '^$' -bench AgentManifests -benchmem
+func BenchmarkAgentManifests(b *testing.B) {
+	cached, err := NewAgentAddon(kubefake.NewClientset(), addonfake.NewSimpleClientset(), NewOptions())
+	if err != nil {
+		b.Fatal(err)
+	}
+	cluster := testCluster(nil)
+	addon := testAddon("", nil)
+	for _, bc := range []struct {
+		name       string
+		agentAddon agent.AgentAddon
+	}{
+		{name: "render", agentAddon: cached.AgentAddon},
+		{name: "cached", agentAddon: cached},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				objects, err := bc.agentAddon.Manifests(cluster, addon)
+				if err != nil || len(objects) == 0 {
+					b.Fatalf("Manifests: %d objects, %v", len(objects), err)
+				}
+			}
+		})
 	}
 }
