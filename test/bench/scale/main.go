@@ -58,6 +58,7 @@ func run() error {
 		keep     = flag.Bool("keep", false, "Keep the work directory (kubeconfigs, manager logs).")
 		workDir  = flag.String("work-dir", "", "Work directory; empty: a temporary one.")
 		mgrFlags = flag.String("manager-args", "", "Extra arguments for `argocd-pull-addon manager`, space-separated (e.g. \"--kube-api-qps 100\").")
+		mgrEnv   = flag.String("manager-env", "", "Extra environment of the manager process only, space-separated NAME=value (e.g. \"GOMEMLIMIT=512MiB\", as the chart sets it from the container's memory limit).")
 	)
 	flag.IntVar(&cfg.appSets, "appsets", 10, "ApplicationSets; each renders one Application per cluster.")
 	flag.Float64Var(&cfg.churnRate, "churn", 50, "Status changes per second in the churn phase.")
@@ -83,6 +84,12 @@ func run() error {
 		return fmt.Errorf("--runs, --appsets and --churn must be positive")
 	}
 	cfg.managerArgs = strings.Fields(*mgrFlags)
+	cfg.managerEnv = strings.Fields(*mgrEnv)
+	for _, kv := range cfg.managerEnv {
+		if name, _, ok := strings.Cut(kv, "="); !ok || name == "" {
+			return fmt.Errorf("--manager-env: %q is not NAME=value", kv)
+		}
+	}
 
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()

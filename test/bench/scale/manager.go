@@ -45,8 +45,8 @@ func buildManager(dir string) (string, error) {
 }
 
 // startManager runs `binary manager` against the hub of kubeconfig, with its logs in
-// logPath, and waits until it is ready.
-func startManager(ctx context.Context, binary, kubeconfig, logPath string, extraArgs []string) (*managerProcess, error) {
+// logPath and extraEnv added to the benchmark's environment, and waits until it is ready.
+func startManager(ctx context.Context, binary, kubeconfig, logPath string, extraArgs, extraEnv []string) (*managerProcess, error) {
 	metricsPort, err := freePort()
 	if err != nil {
 		return nil, err
@@ -63,6 +63,7 @@ func startManager(ctx context.Context, binary, kubeconfig, logPath string, extra
 		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", metricsPort),
 		"--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", probePort)}, extraArgs...)
 	cmd := exec.Command(binary, args...)
+	cmd.Env = append(os.Environ(), extraEnv...)
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		logs.Close()

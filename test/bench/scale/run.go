@@ -27,6 +27,7 @@ type config struct {
 	binary       string
 	workDir      string
 	managerArgs  []string
+	managerEnv   []string
 	creators     int
 	spokeWorkers int
 	churnWorkers int
@@ -228,7 +229,7 @@ func runOnce(ctx context.Context, cfg config, clusters, run int) (*runResult, er
 	startup := &phaseRun{name: "start-up", start: time.Now(), requests: map[string]float64{}, busy: busy, all: all,
 		loadCPU: framework.ProcessCPUSeconds(os.Getpid()),
 		apiCPU:  framework.ProcessCPUSeconds(apiPID), etcdCPU: framework.ProcessCPUSeconds(etcdPID)}
-	mgr, err := startManager(ctx, cfg.binary, h.kubeconfig, filepath.Join(dir, "manager.log"), cfg.managerArgs)
+	mgr, err := startManager(ctx, cfg.binary, h.kubeconfig, filepath.Join(dir, "manager.log"), cfg.managerArgs, cfg.managerEnv)
 	if err != nil {
 		return nil, err
 	}

@@ -68,6 +68,13 @@ var _ = Describe("The hub chart", func() {
 		Expect(cmd.Flags().Lookup("health-probe-bind-address").Value.String()).To(Equal(":8081"))
 	})
 
+	It("gives Go's collector the manager container's memory limit as its soft limit", func() {
+		c := renderedDeployment().Spec.Template.Spec.Containers[0]
+		Expect(c.Resources.Limits.Memory().IsZero()).To(BeFalse(), "the chart sets a memory limit by default")
+		Expect(c.Env).To(ContainElement(corev1.EnvVar{Name: "GOMEMLIMIT", ValueFrom: &corev1.EnvVarSource{
+			ResourceFieldRef: &corev1.ResourceFieldSelector{ContainerName: c.Name, Resource: "limits.memory"}}}))
+	})
+
 	It("lets the manager take the leader Lease in its namespace", func(ctx context.Context) {
 		Eventually(func(g Gomega) string {
 			lease := &coordinationv1.Lease{}
