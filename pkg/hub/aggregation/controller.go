@@ -190,8 +190,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		log.V(4).Info("MulticlusterApplicationSetReport is up to date")
 		return ctrl.Result{}, nil
 	}
-	// The update carries the cached resourceVersion: on a conflict the reconcile fails and
-	// runs again on the newer object, never overwriting it blindly.
+	// The update carries the resourceVersion it was built on (the cache's, or the
+	// controller's own last write while the cache lags it): on a conflict the reconcile
+	// fails and runs again on the newer object, never overwriting it blindly.
 	if err := r.Client.Update(ctx, updated); err != nil {
 		r.written.forget(req.NamespacedName)
 		return ctrl.Result{}, fmt.Errorf("updating MulticlusterApplicationSetReport %s: %w", req, err)
