@@ -50,7 +50,7 @@ func desiredReport(app *argov1alpha1.Application, clusterName string, owner meta
 			OwnerReferences: []metav1.OwnerReference{owner},
 		},
 		Source: source,
-		Status: report.Summarize(app),
+		Status: report.FromApplication(app),
 	}
 }
 

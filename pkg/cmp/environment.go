@@ -8,11 +8,10 @@
 package cmp
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"strings"
 
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/naming"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -130,10 +129,5 @@ func (e Environment) WorkName() string {
 	if e.qualified {
 		name = e.AppNamespace + "." + e.AppName
 	}
-	if len(name) <= maxWorkNameLength {
-		return name
-	}
-	sum := sha256.Sum256([]byte(name))
-	prefix := strings.TrimRight(name[:maxWorkNameLength-nameHashLength-1], "-.")
-	return prefix + "-" + hex.EncodeToString(sum[:])[:nameHashLength]
+	return naming.Bounded(name, maxWorkNameLength, nameHashLength)
 }

@@ -5,8 +5,10 @@ package manager
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"github.com/spf13/cobra"
@@ -168,10 +170,25 @@ func CacheOptions() cache.Options {
 	}
 }
 
-// SetupControllers registers every hub controller with mgr. Tests call it to run the
-// same set the binary runs.
-func SetupControllers(mgr ctrl.Manager) error {
-	for _, c := range hubControllers {
+// SetupControllers registers with mgr the hub controllers named in only (every
+// controller of hubControllers when empty), in the table's order, and before them the
+// shared pull-model indexes when one of them reads them. Tests call it to run the
+// controllers as the binary wires them.
+func SetupControllers(mgr ctrl.Manager, only ...string) error {
+	for _, name := range only {
+		if !slices.ContainsFunc(hubControllers, func(c hubController) bool { return c.name == name }) {
+			return fmt.Errorf("no hub controller named %q", name)
+		}
+	}
+	selected := slices.DeleteFunc(slices.Clone(hubControllers), func(c hubController) bool {
+		return len(only) > 0 && !slices.Contains(only, c.name)
+	})
+	if slices.ContainsFunc(selected, func(c hubController) bool { return c.readsPullModelIndexes }) {
+		if err := pullmodel.SetupIndexes(context.Background(), mgr.GetFieldIndexer()); err != nil {
+			return err
+		}
+	}
+	for _, c := range selected {
 		if err := c.setup(mgr); err != nil {
 			return fmt.Errorf("setting up the %s controller: %w", c.name, err)
 		}
@@ -182,14 +199,16 @@ func SetupControllers(mgr ctrl.Manager) error {
 type hubController struct {
 	name  string
 	setup func(ctrl.Manager) error
+	// readsPullModelIndexes: the controller lists through pullmodel's shared indexes,
+	// which are registered once per manager.
+	readsPullModelIndexes bool
 }
 
-// hubControllers are the controllers the manager runs, in start order.
+// hubControllers are the controllers the manager runs, in start order, each by the name it
+// logs and reports metrics under.
 var hubControllers = []hubController{
 	{name: gitopscluster.ControllerName, setup: gitopscluster.Setup},
-	{name: "propagation", setup: propagation.Setup},
-	{name: "application status", setup: func(mgr ctrl.Manager) error {
-		return appstatus.NewReconciler(mgr.GetClient(), mgr.GetAPIReader()).SetupWithManager(mgr)
-	}},
+	{name: propagation.ControllerName, setup: propagation.Setup, readsPullModelIndexes: true},
+	{name: appstatus.ControllerName, setup: appstatus.Setup, readsPullModelIndexes: true},
 	{name: aggregation.ControllerName, setup: aggregation.Setup},
 }

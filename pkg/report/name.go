@@ -1,10 +1,6 @@
 package report
 
-import (
-	"crypto/sha256"
-	"encoding/hex"
-	"strings"
-)
+import "github.com/open-cluster-management-io/argocd-pull-addon/pkg/naming"
 
 // maxReportNameLength is Kubernetes' limit on an object name (a DNS subdomain).
 const maxReportNameLength = 253
@@ -17,13 +13,5 @@ const nameHashLength = 16
 // so two Applications never share a name. A name longer than an object name may be
 // keeps a prefix and ends with a hash of the full "<namespace>.<name>".
 func ReportName(namespace, name string) string {
-	full := namespace + "." + name
-	if len(full) <= maxReportNameLength {
-		return full
-	}
-	sum := sha256.Sum256([]byte(full))
-	prefix := full[:maxReportNameLength-1-nameHashLength]
-	// Each dot-separated part of a DNS subdomain ends with an alphanumeric character.
-	prefix = strings.TrimRight(prefix, ".-")
-	return prefix + "-" + hex.EncodeToString(sum[:])[:nameHashLength]
+	return naming.Bounded(namespace+"."+name, maxReportNameLength, nameHashLength)
 }

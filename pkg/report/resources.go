@@ -54,7 +54,7 @@ func resources(in []argov1alpha1.ResourceStatus, t *truncation) []appsv1alpha1.R
 	}
 	if len(out) > appsv1alpha1.MaxResources {
 		slices.SortStableFunc(out, func(a, b appsv1alpha1.ResourceStatusReport) int {
-			if c := cmp.Compare(attentionRank(&a), attentionRank(&b)); c != 0 {
+			if c := cmp.Compare(AttentionRank(a.Status, healthStatusOf(a.Health)), AttentionRank(b.Status, healthStatusOf(b.Health))); c != 0 {
 				return c
 			}
 			return compareResources(&a, &b)
@@ -79,17 +79,6 @@ func validResourceIdentity(r *argov1alpha1.ResourceStatus) bool {
 		len(r.Kind) <= maxKindLength && len(r.Name) <= maxNameLength &&
 		len(r.Group) <= maxGroupLength && len(r.Version) <= maxVersionLength &&
 		len(r.Namespace) <= maxNamespaceLength
-}
-
-// attentionRank is 0 for a resource that is out of sync or not healthy, 1 otherwise.
-func attentionRank(r *appsv1alpha1.ResourceStatusReport) int {
-	if r.Status != appsv1alpha1.SyncStatusSynced {
-		return 0
-	}
-	if r.Health != nil && r.Health.Status != appsv1alpha1.HealthStatusHealthy {
-		return 0
-	}
-	return 1
 }
 
 func compareResources(a, b *appsv1alpha1.ResourceStatusReport) int {

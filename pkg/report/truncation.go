@@ -32,7 +32,7 @@ func (t *truncation) result() *appsv1alpha1.Truncation {
 // message returns s cut to max characters (the API server counts characters, not bytes),
 // counting it when it had to be cut.
 func (t *truncation) message(s string, max int) string {
-	cut, ok := shorten(s, max)
+	cut, ok := Shorten(s, max)
 	if ok {
 		t.shortenedMessages++
 	}
@@ -59,17 +59,21 @@ func (t *truncation) revisions(in []string) []string {
 	return out
 }
 
-// shorten cuts s to at most max characters, the last of them an ellipsis, and says
-// whether it had to.
-func shorten(s string, max int) (string, bool) {
+// Shorten cuts s to at most max characters, the last of them an ellipsis, and says
+// whether it had to. Characters, not bytes: the API server bounds strings in characters,
+// and a cut never splits one. A max of 0 or less leaves nothing.
+func Shorten(s string, max int) (string, bool) {
 	if len(s) <= max || utf8.RuneCountInString(s) <= max {
 		return s, false
+	}
+	if max <= 0 {
+		return "", true
 	}
 	keep := max - utf8.RuneCountInString(ellipsis)
 	var b strings.Builder
 	b.Grow(len(s))
 	for _, r := range s {
-		if keep == 0 {
+		if keep <= 0 {
 			break
 		}
 		b.WriteRune(r)

@@ -1,9 +1,9 @@
 package apps
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"strings"
+
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/naming"
 )
 
 // ApplicationStatusReport labels. The agent sets them on every report it writes so hub
@@ -65,30 +65,19 @@ func ApplicationSetLabelValue(namespacedName string) string {
 	return ReportLabelValue(strings.Replace(namespacedName, "/", ".", 1))
 }
 
-// ReportLabelValue makes s a valid label value: s itself when it is one, otherwise a
-// prefix of s followed by "-" and a hash of all of s, 63 characters at most.
+// ReportLabelValue makes s a valid label value: s itself when it is one, otherwise its
+// label-safe prefix followed by "-" and a hash of all of s, 63 characters at most.
 func ReportLabelValue(s string) string {
 	if len(s) <= maxLabelValueLength && validLabelValue(s) {
 		return s
 	}
-	sum := sha256.Sum256([]byte(s))
-	hash := hex.EncodeToString(sum[:])[:labelHashLength]
-	prefix := s
-	if max := maxLabelValueLength - 1 - labelHashLength; len(prefix) > max {
-		prefix = prefix[:max]
-	}
-	prefix = strings.Map(func(r rune) rune {
+	safe := strings.Map(func(r rune) rune {
 		if isLabelValueChar(r) {
 			return r
 		}
 		return '_'
-	}, prefix)
-	// A label value starts and ends with an alphanumeric character.
-	prefix = strings.TrimLeft(strings.TrimRight(prefix, "-_."), "-_.")
-	if prefix == "" {
-		return hash
-	}
-	return prefix + "-" + hash
+	}, s)
+	return naming.WithHash(safe, s, maxLabelValueLength, labelHashLength)
 }
 
 func validLabelValue(s string) bool {

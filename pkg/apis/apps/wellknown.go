@@ -1,4 +1,4 @@
-// Package apps holds the wire contract of the pull model (DESIGN §4): the labels and
+// Package apps holds the wire contract of the pull model: the labels and
 // annotations that hub Applications, their ManifestWorks and the payload delivered to the
 // managed cluster carry. The hub controllers and the agent read and write them; keep the
 // strings exactly, other tools depend on them.

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/report"
 )
 
 // Level is one set of bounds on a report's lists and messages.
@@ -17,7 +17,7 @@ type Level struct {
 	Resources int
 	// Conditions bounds the conditions of one cluster entry.
 	Conditions int
-	// MessageLength bounds a condition message, in bytes; 0 drops messages.
+	// MessageLength bounds a condition message, in characters; 0 drops messages.
 	MessageLength int
 	// FailingResources bounds the failing resources of one cluster entry.
 	FailingResources int
@@ -112,7 +112,7 @@ func applyLevel(in appsv1alpha1.AppConditions, level Level) (appsv1alpha1.AppCon
 				counts.conditions += int32(len(in.ClusterConditions[i].Conditions) - j)
 				break
 			}
-			c.Message = shorten(c.Message, level.MessageLength, &counts.messages)
+			c.Message = counts.shorten(c.Message, level.MessageLength)
 			e.Conditions = append(e.Conditions, c)
 		}
 		e.FailingResources = nil
@@ -121,7 +121,7 @@ func applyLevel(in appsv1alpha1.AppConditions, level Level) (appsv1alpha1.AppCon
 				counts.failing += int32(len(in.ClusterConditions[i].FailingResources) - j)
 				break
 			}
-			f.Message = shorten(f.Message, level.FailingMessageLength, &counts.messages)
+			f.Message = counts.shorten(f.Message, level.FailingMessageLength)
 			e.FailingResources = append(e.FailingResources, f)
 		}
 		if level.Terse == TerseAll || (level.Terse == TerseFine && attention(e) == 0) {
@@ -190,29 +190,13 @@ func attention(e appsv1alpha1.ClusterCondition) int {
 	return 1
 }
 
-// shorten cuts s to at most max bytes on a rune boundary, ending it with "..." when there
-// is room, and counts it when it cut.
-func shorten(s string, max int, shortened *int32) string {
-	if len(s) <= max {
-		return s
+// shorten cuts a message to max characters (report.Shorten) and counts it when it cut.
+func (c *truncationCounts) shorten(s string, max int) string {
+	cut, ok := report.Shorten(s, max)
+	if ok {
+		c.messages++
 	}
-	*shortened++
-	if max <= 0 {
-		return ""
-	}
-	const ellipsis = "..."
-	if max <= len(ellipsis) {
-		return s[:runeBoundary(s, max)]
-	}
-	return s[:runeBoundary(s, max-len(ellipsis))] + ellipsis
-}
-
-// runeBoundary is the largest index <= n that starts a rune of s.
-func runeBoundary(s string, n int) int {
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return n
+	return cut
 }
 
 func (c truncationCounts) truncation() *appsv1alpha1.ReportTruncation {

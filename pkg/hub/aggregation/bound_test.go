@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/appstatus"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,7 +22,7 @@ const mebibyte = 1 << 20
 // maximum number of conditions with the longest messages, and many failing resources,
 // each cluster with resources of its own names so the union is as large as it gets.
 func fleet(n, failEvery int) Inputs {
-	in := Inputs{ApplicationSet: guestbook, Agents: map[string]appstatus.AgentAvailability{}}
+	in := Inputs{ApplicationSet: guestbook, Agents: map[string]pullmodel.AgentAvailability{}}
 	long := strings.Repeat("x", appsv1alpha1.MaxMessageLength)
 	for i := range n {
 		cluster := fmt.Sprintf("managed-cluster-%04d", i)
@@ -98,7 +99,7 @@ func TestReportFor3000ClustersIsUnder1MiB(t *testing.T) {
 				if e.HealthStatus == "Healthy" {
 					continue
 				}
-				if len(e.Conditions) == 0 || e.Conditions[0].Type != ConditionOperationFailed {
+				if len(e.Conditions) == 0 || e.Conditions[0].Type != appsv1alpha1.ConditionOperationFailed {
 					t.Fatalf("entry %s lost its first error: %+v", e.Cluster, e.Conditions)
 				}
 				if e.AgentAvailable == nil || e.LastReportedAt == nil {
@@ -136,7 +137,7 @@ func TestBoundLeavesOutEntriesOnlyAsALastResort(t *testing.T) {
 }
 
 func TestBoundFirstLevel(t *testing.T) {
-	long := strings.Repeat("é", 400) // 800 bytes
+	long := strings.Repeat("é", 600) // 600 characters, 1,200 bytes
 	in := appsv1alpha1.AppConditions{
 		ClusterConditions: []appsv1alpha1.ClusterCondition{{
 			Cluster:    "c1",
@@ -158,8 +159,8 @@ func TestBoundFirstLevel(t *testing.T) {
 	if len(e.Conditions) != 10 || len(e.FailingResources) != 5 {
 		t.Errorf("%d conditions and %d failing resources, want 10 and 5", len(e.Conditions), len(e.FailingResources))
 	}
-	if m := e.Conditions[0].Message; len(m) > 512 || !strings.HasSuffix(m, "...") || !utf8Valid(m) {
-		t.Errorf("message not shortened to 512 bytes of valid UTF-8 ending in ...: %d bytes", len(m))
+	if m := e.Conditions[0].Message; utf8.RuneCountInString(m) != 512 || !strings.HasSuffix(m, "…") || !utf8Valid(m) {
+		t.Errorf("message not shortened to 512 characters of valid UTF-8 ending in …: %d characters", utf8.RuneCountInString(m))
 	}
 	if in.ClusterConditions[0].Conditions[0].Message != long {
 		t.Error("Bound changed its input")

@@ -4,22 +4,17 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/appstatus"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/report"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	workv1 "open-cluster-management.io/api/work/v1"
 )
-
-// ConditionOperationFailed is the type of the condition a cluster entry gets when the
-// Application's last sync operation failed: Argo CD keeps the reason in the operation's
-// message, not in a condition, and a reader of the report needs it next to the others.
-const ConditionOperationFailed = "OperationFailed"
 
 // Inputs is everything one ApplicationSet's report is built from.
 type Inputs struct {
@@ -31,7 +26,7 @@ type Inputs struct {
 	// Reports are the agents' reports of those Applications.
 	Reports []appsv1alpha1.ApplicationStatusReport
 	// Agents is the availability of the agent of each cluster in Works, by cluster name.
-	Agents map[string]appstatus.AgentAvailability
+	Agents map[string]pullmodel.AgentAvailability
 	// HubRendered are the ApplicationSet's hub-rendered Applications, one per Application
 	// and ManifestWork; Applications and works being deleted are left out by the caller.
 	HubRendered []HubRenderedApplication
@@ -67,7 +62,7 @@ func build(in Inputs) appsv1alpha1.AppConditions {
 		report := reports[reportKey{cluster: mw.Namespace, hubNamespace: hubNamespace, hubName: hubName}]
 		agent, ok := in.Agents[mw.Namespace]
 		if !ok {
-			agent = appstatus.AgentAvailabilityOf(nil)
+			agent = pullmodel.AgentAvailabilityOf(nil)
 		}
 		entries = append(entries, clusterEntry(in.ApplicationSet.Namespace, mw, report, agent))
 		if report != nil {
@@ -89,7 +84,7 @@ func build(in Inputs) appsv1alpha1.AppConditions {
 	out := appsv1alpha1.AppConditions{
 		Resources:         sortedResources(resources),
 		ClusterConditions: entries,
-		Summary:           Summarize(entries),
+		Summary:           summarize(entries),
 	}
 	return out
 }
@@ -111,16 +106,16 @@ func indexReports(in []appsv1alpha1.ApplicationStatusReport) map[reportKey]*apps
 }
 
 // clusterEntry is the entry of one Application on one cluster. The scalars follow
-// appstatus.MergeScalars; conditions and failing resources come from the report.
-func clusterEntry(appSetNamespace string, mw *workv1.ManifestWork, report *appsv1alpha1.ApplicationStatusReport, agent appstatus.AgentAvailability) appsv1alpha1.ClusterCondition {
-	values, _ := appstatus.ApplicationFeedback(mw)
-	// Malformed values are left out by FeedbackFromValues; the appstatus controller logs them.
-	fb, _ := appstatus.FeedbackFromValues(values)
+// pullmodel.MergeScalars; conditions and failing resources come from the report.
+func clusterEntry(appSetNamespace string, mw *workv1.ManifestWork, rep *appsv1alpha1.ApplicationStatusReport, agent pullmodel.AgentAvailability) appsv1alpha1.ClusterCondition {
+	values, _ := pullmodel.ApplicationFeedback(mw)
+	// Malformed values are left out by ScalarsFromFeedback; the appstatus controller logs them.
+	fb, _ := pullmodel.ScalarsFromFeedback(values)
 	var reported *appsv1alpha1.ApplicationReportStatus
-	if report != nil {
-		reported = &report.Status
+	if rep != nil {
+		reported = &rep.Status
 	}
-	scalars, _ := appstatus.MergeScalars(fb, reported, agent.Available)
+	scalars, _ := pullmodel.MergeScalars(fb, reported, agent.Available)
 
 	entry := appsv1alpha1.ClusterCondition{
 		Cluster:        mw.Namespace,
@@ -146,16 +141,16 @@ func clusterEntry(appSetNamespace string, mw *workv1.ManifestWork, report *appsv
 	if !agent.Available {
 		entry.Conditions = append(entry.Conditions, agentUnavailableCondition(agent))
 	}
-	if report != nil {
-		observed := report.Status.ObservedAt
+	if rep != nil {
+		observed := rep.Status.ObservedAt
 		entry.LastReportedAt = &observed
-		entry.Conditions = append(entry.Conditions, reportConditions(&report.Status)...)
-		entry.FailingResources = failingResources(report.Status.Resources)
+		entry.Conditions = append(entry.Conditions, reportConditions(&rep.Status)...)
+		entry.FailingResources = report.FailingResources(rep.Status.Resources)
 	}
 	return entry
 }
 
-func agentUnavailableCondition(agent appstatus.AgentAvailability) appsv1alpha1.Condition {
+func agentUnavailableCondition(agent pullmodel.AgentAvailability) appsv1alpha1.Condition {
 	const stale = "sync and health come from the ManifestWork, other details may be stale."
 	if agent.Since == nil {
 		return appsv1alpha1.Condition{
@@ -170,100 +165,24 @@ func agentUnavailableCondition(agent appstatus.AgentAvailability) appsv1alpha1.C
 	}
 }
 
-// reportConditions are the reported Argo CD conditions, errors first, and the failed
-// operation's message.
+// reportConditions are the failed operation's message and the reported Argo CD
+// conditions, errors first; the order within each kind is the agent's.
 func reportConditions(st *appsv1alpha1.ApplicationReportStatus) []appsv1alpha1.Condition {
 	var out []appsv1alpha1.Condition
-	if op := st.OperationState; op != nil && op.Message != "" &&
-		(op.Phase == appsv1alpha1.OperationFailed || op.Phase == appsv1alpha1.OperationError) {
-		out = append(out, appsv1alpha1.Condition{Type: ConditionOperationFailed, Message: op.Message})
+	if op := st.OperationState; op != nil {
+		if c, ok := report.FailedOperation(op.Phase, op.Message); ok {
+			out = append(out, c)
+		}
 	}
 	for _, c := range st.Conditions {
 		out = append(out, appsv1alpha1.Condition{Type: c.Type, Message: c.Message})
 	}
-	// Errors before warnings; the order within each kind is the agent's.
-	slices.SortStableFunc(out, func(a, b appsv1alpha1.Condition) int {
-		return cmp.Compare(conditionRank(a.Type), conditionRank(b.Type))
-	})
+	report.SortConditions(out)
 	return out
-}
-
-func conditionRank(conditionType string) int {
-	switch conditionType {
-	case ConditionOperationFailed, appsv1alpha1.ConditionManifestWorkNotApplied, appsv1alpha1.ConditionManifestWorkNotAvailable:
-		return 0
-	}
-	if strings.HasSuffix(conditionType, "Error") {
-		return 0
-	}
-	return 1
-}
-
-// failingResources are the resources that are not Synced or not Healthy, most severe
-// first: broken health (Degraded, Missing, Unknown), then out of sync. Progressing and
-// Suspended resources are on their way, not failing.
-func failingResources(in []appsv1alpha1.ResourceStatusReport) []appsv1alpha1.FailingResource {
-	type ranked struct {
-		rank int
-		r    appsv1alpha1.FailingResource
-	}
-	var failing []ranked
-	for _, r := range in {
-		rank := failureRank(r)
-		if rank < 0 {
-			continue
-		}
-		fr := appsv1alpha1.FailingResource{
-			APIVersion: apiVersion(r.Group, r.Version), Kind: r.Kind, Namespace: r.Namespace, Name: r.Name,
-			SyncStatus: string(r.Status),
-		}
-		if r.Health != nil {
-			fr.HealthStatus, fr.Message = string(r.Health.Status), r.Health.Message
-		}
-		failing = append(failing, ranked{rank: rank, r: fr})
-	}
-	slices.SortStableFunc(failing, func(a, b ranked) int { return cmp.Compare(a.rank, b.rank) })
-	out := make([]appsv1alpha1.FailingResource, 0, len(failing))
-	for _, f := range failing {
-		out = append(out, f.r)
-	}
-	if len(out) == 0 {
-		return nil
-	}
-	return out
-}
-
-// failureRank is how bad a resource's state is, lower is worse; -1 when it is not failing.
-func failureRank(r appsv1alpha1.ResourceStatusReport) int {
-	if r.Health != nil {
-		switch r.Health.Status {
-		case appsv1alpha1.HealthStatusDegraded:
-			return 0
-		case appsv1alpha1.HealthStatusMissing:
-			return 1
-		case appsv1alpha1.HealthStatusUnknown:
-			return 3
-		}
-	}
-	switch r.Status {
-	case appsv1alpha1.SyncStatusOutOfSync:
-		return 2
-	case appsv1alpha1.SyncStatusUnknown:
-		return 4
-	}
-	return -1
 }
 
 func resourceRef(r appsv1alpha1.ResourceStatusReport) appsv1alpha1.ResourceRef {
-	return appsv1alpha1.ResourceRef{APIVersion: apiVersion(r.Group, r.Version), Kind: r.Kind, Name: r.Name, Namespace: r.Namespace}
-}
-
-// apiVersion is "group/version", or "version" for the core group.
-func apiVersion(group, version string) string {
-	if group == "" {
-		return version
-	}
-	return group + "/" + version
+	return appsv1alpha1.ResourceRef{APIVersion: report.APIVersion(r.Group, r.Version), Kind: r.Kind, Name: r.Name, Namespace: r.Namespace}
 }
 
 func sortedResources(set map[appsv1alpha1.ResourceRef]struct{}) []appsv1alpha1.ResourceRef {
@@ -281,12 +200,12 @@ func sortedResources(set map[appsv1alpha1.ResourceRef]struct{}) []appsv1alpha1.R
 	return out
 }
 
-// Summarize counts entries by state (DESIGN §5): clusters is the number of distinct
+// summarize counts entries by state, as the established report schema defines it: clusters is the number of distinct
 // clusters; the other counters count entries, so an ApplicationSet with two Applications
 // on a cluster counts both. Synced and Healthy count exactly those statuses; anything
 // else, Unknown and no status included, counts as notSynced and notHealthy. Progressing
 // counts as inProgress and also as notHealthy.
-func Summarize(entries []appsv1alpha1.ClusterCondition) appsv1alpha1.ReportSummary {
+func summarize(entries []appsv1alpha1.ClusterCondition) appsv1alpha1.ReportSummary {
 	clusters := map[string]struct{}{}
 	var synced, notSynced, healthy, notHealthy, inProgress int
 	for _, e := range entries {

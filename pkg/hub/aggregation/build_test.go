@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/appstatus"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/types"
@@ -20,12 +20,12 @@ func TestBuildMergesSources(t *testing.T) {
 	tests := map[string]struct {
 		works   []workv1.ManifestWork
 		reports []appsv1alpha1.ApplicationStatusReport
-		agents  map[string]appstatus.AgentAvailability
+		agents  map[string]pullmodel.AgentAvailability
 		want    appsv1alpha1.AppConditions
 	}{
 		"feedback only (no agent report yet)": {
 			works:  []workv1.ManifestWork{newWork("c1", "c1-guestbook").feedback("Healthy", "Synced", "r1", "Succeeded", "2026-11-01T10:00:00Z").obj()},
-			agents: map[string]appstatus.AgentAvailability{"c1": available()},
+			agents: map[string]pullmodel.AgentAvailability{"c1": available()},
 			want: appsv1alpha1.AppConditions{
 				ClusterConditions: []appsv1alpha1.ClusterCondition{{
 					Cluster: "c1", App: "argocd/c1-guestbook/c1/c1-guestbook-1a2b3",
@@ -45,7 +45,7 @@ func TestBuildMergesSources(t *testing.T) {
 				resource("apps", "v1", "Deployment", "guestbook", "guestbook-ui", appsv1alpha1.SyncStatusOutOfSync, appsv1alpha1.HealthStatusDegraded, "0/1 ready").
 				resource("", "v1", "Service", "guestbook", "guestbook-ui", appsv1alpha1.SyncStatusSynced, appsv1alpha1.HealthStatusHealthy, "").
 				obj()},
-			agents: map[string]appstatus.AgentAvailability{"c1": available()},
+			agents: map[string]pullmodel.AgentAvailability{"c1": available()},
 			want: appsv1alpha1.AppConditions{
 				Resources: []appsv1alpha1.ResourceRef{
 					{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "guestbook", Name: "guestbook-ui"},
@@ -56,7 +56,7 @@ func TestBuildMergesSources(t *testing.T) {
 					SyncStatus: "OutOfSync", HealthStatus: "Degraded", SyncRevision: "r1",
 					OperationStatePhase: "Failed", OperationStateStartedAt: "2026-11-01T10:00:00Z",
 					Conditions: []appsv1alpha1.Condition{
-						{Type: ConditionOperationFailed, Message: syncErr},
+						{Type: appsv1alpha1.ConditionOperationFailed, Message: syncErr},
 						{Type: "SyncError", Message: "failed to sync Deployment guestbook/guestbook-ui"},
 					},
 					FailingResources: []appsv1alpha1.FailingResource{{
@@ -73,7 +73,7 @@ func TestBuildMergesSources(t *testing.T) {
 			reports: []appsv1alpha1.ApplicationStatusReport{newReport("c1", "c1-guestbook").observedAt(t1).
 				state(appsv1alpha1.HealthStatusHealthy, appsv1alpha1.SyncStatusSynced, "r1").
 				operation(appsv1alpha1.OperationSucceeded, t0, "").obj()},
-			agents: map[string]appstatus.AgentAvailability{"c1": available()},
+			agents: map[string]pullmodel.AgentAvailability{"c1": available()},
 			want: appsv1alpha1.AppConditions{
 				ClusterConditions: []appsv1alpha1.ClusterCondition{{
 					Cluster: "c1", App: "argocd/c1-guestbook/c1/c1-guestbook-1a2b3",
@@ -89,7 +89,7 @@ func TestBuildMergesSources(t *testing.T) {
 			reports: []appsv1alpha1.ApplicationStatusReport{newReport("c1", "c1-guestbook").observedAt(t1).
 				state(appsv1alpha1.HealthStatusDegraded, appsv1alpha1.SyncStatusOutOfSync, "r1").
 				condition("ComparisonError", "repository not accessible").obj()},
-			agents: map[string]appstatus.AgentAvailability{"c1": unavailable()},
+			agents: map[string]pullmodel.AgentAvailability{"c1": unavailable()},
 			want: appsv1alpha1.AppConditions{
 				ClusterConditions: []appsv1alpha1.ClusterCondition{{
 					Cluster: "c1", App: "argocd/c1-guestbook/c1/c1-guestbook-1a2b3",
@@ -129,7 +129,7 @@ func TestBuildMergesSources(t *testing.T) {
 				// Written into c2's namespace but naming c1's Application: not c1's data.
 				newReport("c2", "c1-b").state(appsv1alpha1.HealthStatusHealthy, appsv1alpha1.SyncStatusSynced, "").obj(),
 			},
-			agents: map[string]appstatus.AgentAvailability{"c1": available(), "c2": available()},
+			agents: map[string]pullmodel.AgentAvailability{"c1": available(), "c2": available()},
 			want: appsv1alpha1.AppConditions{
 				Resources: []appsv1alpha1.ResourceRef{{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "cm"}},
 				ClusterConditions: []appsv1alpha1.ClusterCondition{

@@ -5,7 +5,7 @@ import (
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/appstatus"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -42,9 +42,9 @@ func newWork(cluster, hubApp string) *work {
 func (b *work) feedback(health, sync, revision, phase, startedAt string) *work {
 	var values []workv1.FeedbackValue
 	for _, v := range []struct{ name, value string }{
-		{appstatus.FeedbackHealthStatus, health}, {appstatus.FeedbackSyncStatus, sync},
-		{appstatus.FeedbackSyncRevision, revision}, {appstatus.FeedbackOperationStatePhase, phase},
-		{appstatus.FeedbackOperationStateStartedAt, startedAt},
+		{pullmodel.FeedbackHealthStatus, health}, {pullmodel.FeedbackSyncStatus, sync},
+		{pullmodel.FeedbackSyncRevision, revision}, {pullmodel.FeedbackOperationStatePhase, phase},
+		{pullmodel.FeedbackOperationStateStartedAt, startedAt},
 	} {
 		if v.value != "" {
 			values = append(values, workv1.FeedbackValue{Name: v.name, Value: workv1.FieldValue{Type: workv1.String, String: ptr.To(v.value)}})
@@ -60,12 +60,12 @@ func (b *work) feedback(health, sync, revision, phase, startedAt string) *work {
 func (b *work) obj() workv1.ManifestWork { return *b.w.DeepCopy() }
 
 // report is a fixture builder for an agent's ApplicationStatusReport.
-type report struct {
+type reportBuilder struct {
 	r *appsv1alpha1.ApplicationStatusReport
 }
 
-func newReport(cluster, hubApp string) *report {
-	return &report{r: &appsv1alpha1.ApplicationStatusReport{
+func newReport(cluster, hubApp string) *reportBuilder {
+	return &reportBuilder{r: &appsv1alpha1.ApplicationStatusReport{
 		ObjectMeta: metav1.ObjectMeta{Name: "argocd." + hubApp, Namespace: cluster},
 		Source: appsv1alpha1.ApplicationReportSource{
 			Cluster: cluster, Namespace: "argocd", Name: hubApp,
@@ -76,24 +76,24 @@ func newReport(cluster, hubApp string) *report {
 	}}
 }
 
-func (b *report) observedAt(t metav1.Time) *report { b.r.Status.ObservedAt = t; return b }
+func (b *reportBuilder) observedAt(t metav1.Time) *reportBuilder { b.r.Status.ObservedAt = t; return b }
 
-func (b *report) state(health appsv1alpha1.HealthStatusCode, sync appsv1alpha1.SyncStatusCode, revision string) *report {
+func (b *reportBuilder) state(health appsv1alpha1.HealthStatusCode, sync appsv1alpha1.SyncStatusCode, revision string) *reportBuilder {
 	b.r.Status.Health.Status, b.r.Status.Sync.Status, b.r.Status.Sync.Revision = health, sync, revision
 	return b
 }
 
-func (b *report) operation(phase appsv1alpha1.OperationPhase, startedAt metav1.Time, message string) *report {
+func (b *reportBuilder) operation(phase appsv1alpha1.OperationPhase, startedAt metav1.Time, message string) *reportBuilder {
 	b.r.Status.OperationState = &appsv1alpha1.OperationStateReport{Phase: phase, StartedAt: &startedAt, Message: message}
 	return b
 }
 
-func (b *report) condition(conditionType, message string) *report {
+func (b *reportBuilder) condition(conditionType, message string) *reportBuilder {
 	b.r.Status.Conditions = append(b.r.Status.Conditions, appsv1alpha1.ApplicationConditionReport{Type: conditionType, Message: message})
 	return b
 }
 
-func (b *report) resource(group, version, kind, namespace, name string, sync appsv1alpha1.SyncStatusCode, health appsv1alpha1.HealthStatusCode, message string) *report {
+func (b *reportBuilder) resource(group, version, kind, namespace, name string, sync appsv1alpha1.SyncStatusCode, health appsv1alpha1.HealthStatusCode, message string) *reportBuilder {
 	r := appsv1alpha1.ResourceStatusReport{Group: group, Version: version, Kind: kind, Namespace: namespace, Name: name, Status: sync}
 	if health != "" {
 		r.Health = &appsv1alpha1.ResourceHealthReport{Status: health, Message: message}
@@ -102,12 +102,12 @@ func (b *report) resource(group, version, kind, namespace, name string, sync app
 	return b
 }
 
-func (b *report) obj() appsv1alpha1.ApplicationStatusReport { return *b.r.DeepCopy() }
+func (b *reportBuilder) obj() appsv1alpha1.ApplicationStatusReport { return *b.r.DeepCopy() }
 
-func available() appstatus.AgentAvailability {
-	return appstatus.AgentAvailability{Available: true, Since: &t0}
+func available() pullmodel.AgentAvailability {
+	return pullmodel.AgentAvailability{Available: true, Since: &t0}
 }
 
-func unavailable() appstatus.AgentAvailability {
-	return appstatus.AgentAvailability{Since: &t2, Reason: "Available is Unknown (ManagedClusterLeaseUpdateStopped)"}
+func unavailable() pullmodel.AgentAvailability {
+	return pullmodel.AgentAvailability{Since: &t2, Reason: "Available is Unknown (ManagedClusterLeaseUpdateStopped)"}
 }

@@ -25,135 +25,68 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/appstatus"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
-	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/source"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 // ControllerName names the controller in logs and metrics.
 const ControllerName = "aggregation"
 
-// applicationSetIndex indexes ManifestWorks and ApplicationStatusReports by the
-// "<namespace>/<name>" of the ApplicationSet whose Application they belong to, and
-// hub-rendered Applications by the ApplicationSet that owns them.
-const applicationSetIndex = "aggregation.applicationSet"
-
-// managedWorkIndex indexes hub-rendered Applications by the "<namespace>/<name>" of each
-// ManifestWork their Argo CD manages, so a ManifestWork's change finds its Application.
-const managedWorkIndex = "aggregation.managedWork"
-
-// Reconciler keeps one MulticlusterApplicationSetReport per ApplicationSet with pulled
-// Applications.
-type Reconciler struct {
-	// Client reads from the manager's cache and writes to the API server.
-	Client client.Client
-	// MaxConcurrentReconciles is the number of ApplicationSets whose reports are built and
-	// written in parallel; 1 when unset, as Setup leaves it. One worker lets the queue
-	// coalesce the changes of an ApplicationSet while the others are written: with 10,
-	// the scale benchmark wrote 1.35 instead of 1.09 reports per change and its status
-	// fan-in at 300 clusters took 4m9s instead of 1m28s (docs/benchmarks.md), because each
-	// extra write of a report of hundreds of KiB costs the API server more than the wait.
-	MaxConcurrentReconciles int
-	// Limits bound the report's size; DefaultLimits when zero.
-	Limits Limits
-
+// reconciler keeps one MulticlusterApplicationSetReport per ApplicationSet with pulled
+// or hub-rendered Applications. It runs one worker: the queue then coalesces the changes
+// of an ApplicationSet while the others are written (with 10 workers the scale benchmark
+// wrote more reports per change and fanned in slower, docs/benchmarks.md).
+type reconciler struct {
+	// client reads from the manager's cache and writes to the API server.
+	client client.Client
+	// limits bound the report's size.
+	limits Limits
 	// written is the controller's own last update of each report, newer than the cache
 	// for a moment after each write.
 	written ownWrites
 	// hubRenderedWorks reads the hub-rendered ManifestWorks: the controller's own cache,
-	// see newHubRenderedCache. Nil leaves hub-rendered Applications out (unit tests of the
-	// pull model).
+	// see newHubRenderedCache.
 	hubRenderedWorks client.Reader
 }
 
-// Setup registers the aggregation controller with mgr.
-func Setup(mgr ctrl.Manager) error {
-	return (&Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)
-}
+var _ reconcile.Reconciler = &reconciler{}
 
-// SetupWithManager registers the field indexes and the controller with mgr. ApplicationSets
-// are watched as metadata only: the controller needs their existence and UID, not their
-// templates.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	ctx := context.Background()
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &workv1.ManifestWork{}, applicationSetIndex, indexWorkApplicationSet); err != nil {
-		return fmt.Errorf("indexing ManifestWorks by ApplicationSet: %w", err)
-	}
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &appsv1alpha1.ApplicationStatusReport{}, applicationSetIndex, indexReportApplicationSet); err != nil {
-		return fmt.Errorf("indexing ApplicationStatusReports by ApplicationSet: %w", err)
-	}
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &argov1alpha1.Application{}, applicationSetIndex, indexApplicationApplicationSet); err != nil {
-		return fmt.Errorf("indexing Applications by ApplicationSet: %w", err)
-	}
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &argov1alpha1.Application{}, managedWorkIndex, indexApplicationManagedWorks); err != nil {
-		return fmt.Errorf("indexing Applications by managed ManifestWork: %w", err)
-	}
+// Setup registers the controller with mgr, with its own cache of hub-rendered
+// ManifestWorks.
+func Setup(mgr ctrl.Manager) error {
 	hubRendered, err := newHubRenderedCache(mgr)
 	if err != nil {
 		return err
 	}
-	r.hubRenderedWorks = hubRendered
-	err = ctrl.NewControllerManagedBy(mgr).
-		Named(ControllerName).
-		WatchesMetadata(&argov1alpha1.ApplicationSet{}, &handler.EnqueueRequestForObject{},
-			builder.WithPredicates(predicate.Funcs{UpdateFunc: applicationSetDeleting})).
-		// A report deleted by hand comes back; the controller's own writes cause no event.
-		Watches(&appsv1alpha1.MulticlusterApplicationSetReport{}, &handler.EnqueueRequestForObject{},
-			builder.WithPredicates(onlyDeletes())).
-		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(mapWorkToApplicationSet),
-			builder.WithPredicates(predicate.NewPredicateFuncs(isApplicationSetWork), workChanged())).
-		Watches(&appsv1alpha1.ApplicationStatusReport{}, handler.EnqueueRequestsFromMapFunc(mapReportToApplicationSet),
-			builder.WithPredicates(appstatus.ReportChanged())).
-		Watches(&addonv1alpha1.ManagedClusterAddOn{}, handler.EnqueueRequestsFromMapFunc(r.mapAddonToApplicationSets),
-			builder.WithPredicates(predicate.NewPredicateFuncs(appstatus.IsAgentAddon), appstatus.AgentAvailabilityChanged())).
-		// Hub-rendered delivery: the hub Applications (the manager's cache holds them all
-		// already) and their ManifestWorks (the controller's own cache).
-		WatchesRawSource(source.Kind(mgr.GetCache(), &argov1alpha1.Application{},
-			handler.TypedEnqueueRequestsFromMapFunc(mapApplicationToApplicationSets), hubRenderedApplicationChanged())).
-		WatchesRawSource(source.Kind(hubRendered, &workv1.ManifestWork{},
-			handler.TypedEnqueueRequestsFromMapFunc(r.mapHubRenderedWorkToApplicationSets), hubRenderedWorkChanged())).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).
-		Complete(r)
-	if err != nil {
-		return fmt.Errorf("creating the %s controller: %w", ControllerName, err)
-	}
-	return nil
+	r := &reconciler{client: mgr.GetClient(), limits: DefaultLimits, hubRenderedWorks: hubRendered}
+	return r.setupWithManager(mgr, hubRendered)
 }
 
 // Reconcile brings the report of the ApplicationSet req in line with its sources.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	log := ctrl.LoggerFrom(ctx)
 
 	appSet := &metav1.PartialObjectMetadata{}
 	appSet.SetGroupVersionKind(argov1alpha1.SchemeGroupVersion.WithKind("ApplicationSet"))
-	if err := r.Client.Get(ctx, req.NamespacedName, appSet); err != nil {
+	if err := r.client.Get(ctx, req.NamespacedName, appSet); err != nil {
 		if !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, fmt.Errorf("getting ApplicationSet %s: %w", req, err)
 		}
 		appSet = nil
 	}
 	current := &appsv1alpha1.MulticlusterApplicationSetReport{}
-	if err := r.Client.Get(ctx, req.NamespacedName, current); err != nil {
+	if err := r.client.Get(ctx, req.NamespacedName, current); err != nil {
 		if !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, fmt.Errorf("getting MulticlusterApplicationSetReport %s: %w", req, err)
 		}
@@ -173,13 +106,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		log.V(4).Info("ApplicationSet has no pulled or hub-rendered Applications; no report")
 		return ctrl.Result{}, nil
 	}
-	limits := r.Limits
-	if len(limits.Levels) == 0 {
-		limits = DefaultLimits
-	}
-	desired := Desired(appSet, in, limits)
+	desired := Desired(appSet, in, r.limits)
 	if current == nil {
-		if err := r.Client.Create(ctx, desired); err != nil {
+		if err := r.client.Create(ctx, desired); err != nil {
 			return ctrl.Result{}, fmt.Errorf("creating MulticlusterApplicationSetReport %s: %w", req, err)
 		}
 		log.V(2).Info("Created MulticlusterApplicationSetReport", "clusters", desired.Statuses.Summary.Clusters)
@@ -193,7 +122,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// The update carries the resourceVersion it was built on (the cache's, or the
 	// controller's own last write while the cache lags it): on a conflict the reconcile
 	// fails and runs again on the newer object, never overwriting it blindly.
-	if err := r.Client.Update(ctx, updated); err != nil {
+	if err := r.client.Update(ctx, updated); err != nil {
 		r.written.forget(req.NamespacedName)
 		return ctrl.Result{}, fmt.Errorf("updating MulticlusterApplicationSetReport %s: %w", req, err)
 	}
@@ -205,12 +134,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 }
 
 // inputs reads everything the ApplicationSet's report is built from, from the cache.
-func (r *Reconciler) inputs(ctx context.Context, key types.NamespacedName) (Inputs, error) {
-	in := Inputs{ApplicationSet: key, Agents: map[string]appstatus.AgentAvailability{}}
+func (r *reconciler) inputs(ctx context.Context, key types.NamespacedName) (Inputs, error) {
+	in := Inputs{ApplicationSet: key, Agents: map[string]pullmodel.AgentAvailability{}}
 	// Build only reads its inputs, so the cached objects are listed without deep copies: a
 	// report of thousands of clusters is rebuilt on every change of one of them.
 	works := &workv1.ManifestWorkList{}
-	if err := r.Client.List(ctx, works, client.MatchingFields{applicationSetIndex: key.String()}, client.UnsafeDisableDeepCopy); err != nil {
+	if err := r.client.List(ctx, works, client.MatchingFields{applicationSetIndex: key.String()}, client.UnsafeDisableDeepCopy); err != nil {
 		return in, fmt.Errorf("listing ManifestWorks of ApplicationSet %s: %w", key, err)
 	}
 	// A ManifestWork being deleted is an Application leaving its cluster. The lists are
@@ -218,7 +147,7 @@ func (r *Reconciler) inputs(ctx context.Context, key types.NamespacedName) (Inpu
 	// was the controller's largest allocation.
 	in.Works = slices.DeleteFunc(works.Items, func(w workv1.ManifestWork) bool { return !w.DeletionTimestamp.IsZero() })
 	reports := &appsv1alpha1.ApplicationStatusReportList{}
-	if err := r.Client.List(ctx, reports, client.MatchingFields{applicationSetIndex: key.String()}, client.UnsafeDisableDeepCopy); err != nil {
+	if err := r.client.List(ctx, reports, client.MatchingFields{applicationSetIndex: key.String()}, client.UnsafeDisableDeepCopy); err != nil {
 		return in, fmt.Errorf("listing ApplicationStatusReports of ApplicationSet %s: %w", key, err)
 	}
 	in.Reports = slices.DeleteFunc(reports.Items, func(r appsv1alpha1.ApplicationStatusReport) bool { return !r.DeletionTimestamp.IsZero() })
@@ -230,16 +159,11 @@ func (r *Reconciler) inputs(ctx context.Context, key types.NamespacedName) (Inpu
 		if _, ok := in.Agents[cluster]; ok {
 			continue
 		}
-		mca := &addonv1alpha1.ManagedClusterAddOn{}
-		err := r.Client.Get(ctx, types.NamespacedName{Namespace: cluster, Name: apps.AddonName}, mca)
-		switch {
-		case apierrors.IsNotFound(err):
-			in.Agents[cluster] = appstatus.AgentAvailabilityOf(nil)
-		case err != nil:
-			return in, fmt.Errorf("getting ManagedClusterAddOn %s/%s: %w", cluster, apps.AddonName, err)
-		default:
-			in.Agents[cluster] = appstatus.AgentAvailabilityOf(mca)
+		agent, err := pullmodel.GetAgentAvailability(ctx, r.client, cluster)
+		if err != nil {
+			return in, err
 		}
+		in.Agents[cluster] = agent
 	}
 	return in, nil
 }
@@ -248,12 +172,9 @@ func (r *Reconciler) inputs(ctx context.Context, key types.NamespacedName) (Inpu
 // ManifestWorks: the Applications it owns that manage a ManifestWork (field index on the
 // manager's cache), each with those of its ManifestWorks that are hub-rendered and were
 // rendered for it (the controller's own cache). Deleted or deleting ones are leaving.
-func (r *Reconciler) hubRenderedInputs(ctx context.Context, key types.NamespacedName, in *Inputs) error {
-	if r.hubRenderedWorks == nil {
-		return nil
-	}
+func (r *reconciler) hubRenderedInputs(ctx context.Context, key types.NamespacedName, in *Inputs) error {
 	applications := &argov1alpha1.ApplicationList{}
-	if err := r.Client.List(ctx, applications, client.MatchingFields{applicationSetIndex: key.String()}, client.UnsafeDisableDeepCopy); err != nil {
+	if err := r.client.List(ctx, applications, client.MatchingFields{applicationSetIndex: key.String()}, client.UnsafeDisableDeepCopy); err != nil {
 		return fmt.Errorf("listing hub-rendered Applications of ApplicationSet %s: %w", key, err)
 	}
 	for i := range applications.Items {
@@ -280,119 +201,13 @@ func (r *Reconciler) hubRenderedInputs(ctx context.Context, key types.Namespaced
 	return nil
 }
 
-// newHubRenderedCache returns the controller's cache of hub-rendered ManifestWorks (label
-// apps.LabelHubRendered=true), added to mgr. The manager's own cache selects the pull
-// model's ManifestWorks by their label, and a label selector cannot select either of two
-// labels; a second, equally trimmed cache keeps both selective, and keeps hub-rendered
-// works away from the propagation and application status controllers, which must never
-// adopt, delete or mirror them. Like the manager's cache it runs in every replica, so
-// a newly elected leader starts warm.
-func newHubRenderedCache(mgr ctrl.Manager) (cache.Cache, error) {
-	c, err := cache.New(mgr.GetConfig(), cache.Options{
-		HTTPClient: mgr.GetHTTPClient(),
-		Scheme:     mgr.GetScheme(),
-		Mapper:     mgr.GetRESTMapper(),
-		ByObject: map[client.Object]cache.ByObject{
-			&workv1.ManifestWork{}: {
-				Label:     labels.SelectorFromSet(labels.Set{apps.LabelHubRendered: "true"}),
-				Transform: trimHubRenderedWork,
-			},
-		},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("creating the cache of hub-rendered ManifestWorks: %w", err)
-	}
-	if err := mgr.Add(c); err != nil {
-		return nil, fmt.Errorf("adding the cache of hub-rendered ManifestWorks: %w", err)
-	}
-	return c, nil
-}
-
-// trimHubRenderedWork drops from a cached hub-rendered ManifestWork what the aggregation
-// never reads: managed fields, and the manifests, up to 500 KiB per work, which the hub's
-// Argo CD owns (the status names every applied object). The controller never writes these
-// works, so the trimmed copy is never sent back.
-func trimHubRenderedWork(obj any) (any, error) {
-	mw, ok := obj.(*workv1.ManifestWork)
-	if !ok {
-		// A tombstone of a deletion: passed on as is.
-		return obj, nil
-	}
-	mw.ManagedFields = nil
-	mw.Spec.Workload.Manifests = nil
-	return mw, nil
-}
-
-// Desired is the report of the ApplicationSet appSet built from in: its name, namespace,
-// label and owner reference, and its statuses within limits.
-func Desired(appSet *metav1.PartialObjectMetadata, in Inputs, limits Limits) *appsv1alpha1.MulticlusterApplicationSetReport {
-	return &appsv1alpha1.MulticlusterApplicationSetReport{
-		TypeMeta: metav1.TypeMeta{APIVersion: appsv1alpha1.GroupVersion.String(), Kind: "MulticlusterApplicationSetReport"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:      appSet.Name,
-			Namespace: appSet.Namespace,
-			Labels: map[string]string{
-				appsv1alpha1.LabelHostingApplicationSet: apps.ApplicationSetLabelValue(appSet.Namespace + "/" + appSet.Name),
-			},
-			// Garbage collection deletes the report with its ApplicationSet; the controller
-			// also does, for hubs where that is slow. Not a controller reference: the
-			// ApplicationSet controller does not manage the report.
-			OwnerReferences: []metav1.OwnerReference{ownerReference(appSet)},
-		},
-		Statuses: Build(in, limits),
-	}
-}
-
-func ownerReference(appSet *metav1.PartialObjectMetadata) metav1.OwnerReference {
-	return metav1.OwnerReference{
-		APIVersion: argov1alpha1.SchemeGroupVersion.String(), Kind: "ApplicationSet",
-		Name: appSet.Name, UID: appSet.UID,
-	}
-}
-
-// mergeInto makes current carry desired's statuses, label and owner reference, keeping
-// everything else of current (other labels, annotations, other owners), and reports
-// whether that changed anything.
-func mergeInto(current, desired *appsv1alpha1.MulticlusterApplicationSetReport) bool {
-	changed := false
-	if !equality.Semantic.DeepEqual(current.Statuses, desired.Statuses) {
-		current.Statuses = desired.Statuses
-		changed = true
-	}
-	for k, v := range desired.Labels {
-		if current.Labels[k] != v {
-			if current.Labels == nil {
-				current.Labels = map[string]string{}
-			}
-			current.Labels[k] = v
-			changed = true
-		}
-	}
-	want := desired.OwnerReferences[0]
-	found := false
-	for i, ref := range current.OwnerReferences {
-		if ref.Kind == want.Kind && ref.APIVersion == want.APIVersion && ref.Name == want.Name {
-			found = true
-			if ref.UID != want.UID {
-				current.OwnerReferences[i].UID = want.UID
-				changed = true
-			}
-		}
-	}
-	if !found {
-		current.OwnerReferences = append(current.OwnerReferences, want)
-		changed = true
-	}
-	return changed
-}
-
 // deleteReport deletes the report of an ApplicationSet that is gone. The UID
 // precondition keeps a report recreated meanwhile.
-func (r *Reconciler) deleteReport(ctx context.Context, report *appsv1alpha1.MulticlusterApplicationSetReport) error {
+func (r *reconciler) deleteReport(ctx context.Context, report *appsv1alpha1.MulticlusterApplicationSetReport) error {
 	if report == nil || !report.DeletionTimestamp.IsZero() {
 		return nil
 	}
-	err := r.Client.Delete(ctx, report, client.Preconditions{UID: &report.UID})
+	err := r.client.Delete(ctx, report, client.Preconditions{UID: &report.UID})
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -401,13 +216,4 @@ func (r *Reconciler) deleteReport(ctx context.Context, report *appsv1alpha1.Mult
 	}
 	ctrl.LoggerFrom(ctx).V(2).Info("Deleted the MulticlusterApplicationSetReport of a deleted ApplicationSet")
 	return nil
-}
-
-// parseApplicationSet splits "<namespace>/<name>".
-func parseApplicationSet(s string) (types.NamespacedName, bool) {
-	ns, name, ok := strings.Cut(s, "/")
-	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
-		return types.NamespacedName{}, false
-	}
-	return types.NamespacedName{Namespace: ns, Name: name}, true
 }

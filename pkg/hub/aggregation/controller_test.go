@@ -7,6 +7,7 @@ import (
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -59,6 +60,7 @@ func newFakeClient(t *testing.T, writes *atomic.Int32, objs ...client.Object) cl
 		WithScheme(testScheme(t)).
 		WithIndex(&workv1.ManifestWork{}, applicationSetIndex, indexWorkApplicationSet).
 		WithIndex(&appsv1alpha1.ApplicationStatusReport{}, applicationSetIndex, indexReportApplicationSet).
+		WithIndex(&argov1alpha1.Application{}, applicationSetIndex, indexApplicationApplicationSet).
 		WithObjects(objs...).
 		WithInterceptorFuncs(writeCounting(writes)).
 		Build()
@@ -71,7 +73,7 @@ func TestReconcileWritesOnlyOnChange(t *testing.T) {
 	mca := &addonv1alpha1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Namespace: "c1", Name: apps.AddonName}}
 	var writes atomic.Int32
 	c := newFakeClient(t, &writes, appSet, &mw, &rep, mca)
-	r := &Reconciler{Client: c}
+	r := &reconciler{client: c, limits: DefaultLimits, hubRenderedWorks: c}
 	req := ctrl.Request{NamespacedName: guestbook}
 	ctx := context.Background()
 
@@ -133,7 +135,7 @@ func TestReconcileWithoutPulledApplicationsCreatesNoReport(t *testing.T) {
 	appSet := &argov1alpha1.ApplicationSet{ObjectMeta: metav1.ObjectMeta{Name: "guestbook", Namespace: appSetNamespace, UID: "appset-uid"}}
 	var writes atomic.Int32
 	c := newFakeClient(t, &writes, appSet)
-	if _, err := (&Reconciler{Client: c}).Reconcile(context.Background(), ctrl.Request{NamespacedName: guestbook}); err != nil {
+	if _, err := (&reconciler{client: c, limits: DefaultLimits, hubRenderedWorks: c}).Reconcile(context.Background(), ctrl.Request{NamespacedName: guestbook}); err != nil {
 		t.Fatal(err)
 	}
 	if got := writes.Load(); got != 0 {
@@ -158,8 +160,8 @@ func TestMappings(t *testing.T) {
 		t.Errorf("report maps to %v, want %v", got, guestbook)
 	}
 	for _, bad := range []string{"", "noslash", "/name", "ns/", "a/b/c"} {
-		if _, ok := parseApplicationSet(bad); ok {
-			t.Errorf("parseApplicationSet(%q) accepted", bad)
+		if _, ok := pullmodel.ParseApplicationSet(bad); ok {
+			t.Errorf("pullmodel.ParseApplicationSet(%q) accepted", bad)
 		}
 	}
 }
@@ -188,7 +190,7 @@ func TestReconcileBuildsOnItsOwnWriteWhileTheCacheLags(t *testing.T) {
 	// the API server does.
 	api := newFakeClient(t, &writes, appSet, &mw, mca)
 	cache := &laggingCache{Client: api}
-	r := &Reconciler{Client: cache}
+	r := &reconciler{client: cache, limits: DefaultLimits, hubRenderedWorks: cache}
 	req := ctrl.Request{NamespacedName: guestbook}
 	ctx := context.Background()
 	setHealth := func(health string) {

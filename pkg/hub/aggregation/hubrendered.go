@@ -1,18 +1,16 @@
 package aggregation
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/propagation"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/report"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
-	synccommon "github.com/argoproj/gitops-engine/pkg/sync/common"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -54,23 +52,11 @@ func isHubRenderedApplication(app *argov1alpha1.Application) bool {
 	if app == nil {
 		return false
 	}
-	if pulled, err := propagation.Marked(app); err != nil || pulled {
+	if pulled, err := pullmodel.Marked(app); err != nil || pulled {
 		// An invalid label is left to the propagation controller, which reports it.
 		return false
 	}
-	return len(owningApplicationSets(app)) > 0 && len(managedWorks(app)) > 0
-}
-
-// owningApplicationSets are the ApplicationSets that own app (the applicationset-controller
-// sets one controller reference; an ApplicationSet is always in its Applications' namespace).
-func owningApplicationSets(app *argov1alpha1.Application) []types.NamespacedName {
-	var out []types.NamespacedName
-	for _, ref := range app.OwnerReferences {
-		if ref.Kind == "ApplicationSet" && strings.HasPrefix(ref.APIVersion, argov1alpha1.SchemeGroupVersion.Group+"/") && ref.Name != "" {
-			out = append(out, types.NamespacedName{Namespace: app.Namespace, Name: ref.Name})
-		}
-	}
-	return out
+	return len(pullmodel.OwningApplicationSets(app)) > 0 && len(managedWorks(app)) > 0
 }
 
 // managedWorks are the ManifestWorks app's Argo CD manages, from status.resources. Argo CD
@@ -130,17 +116,16 @@ func hubRenderedEntry(appSetNamespace string, in HubRenderedApplication) (appsv1
 // Available failures and the Application's conditions, errors first.
 func hubRenderedConditions(st *argov1alpha1.ApplicationStatus, mw *workv1.ManifestWork) []appsv1alpha1.Condition {
 	var out []appsv1alpha1.Condition
-	if op := st.OperationState; op != nil && op.Message != "" &&
-		(op.Phase == synccommon.OperationFailed || op.Phase == synccommon.OperationError) {
-		out = append(out, appsv1alpha1.Condition{Type: ConditionOperationFailed, Message: op.Message})
+	if op := st.OperationState; op != nil {
+		if c, ok := report.FailedOperation(appsv1alpha1.OperationPhase(op.Phase), op.Message); ok {
+			out = append(out, c)
+		}
 	}
 	out = append(out, workConditions(mw)...)
 	for _, c := range st.Conditions {
 		out = append(out, appsv1alpha1.Condition{Type: c.Type, Message: c.Message})
 	}
-	slices.SortStableFunc(out, func(a, b appsv1alpha1.Condition) int {
-		return cmp.Compare(conditionRank(a.Type), conditionRank(b.Type))
-	})
+	report.SortConditions(out)
 	if len(out) == 0 {
 		return nil
 	}
@@ -178,13 +163,14 @@ func workConditions(mw *workv1.ManifestWork) []appsv1alpha1.Condition {
 	return out
 }
 
-// manifestFailures are the manifests whose Applied or Available condition is False, the
-// ones not applied first, in the work's order otherwise. Not applied means not in sync
-// with what the hub rendered (OutOfSync, with the apply error); not available means the
-// object does not exist on the cluster (Missing). Replicas not yet ready are progress, not
-// failure; the Application's health shows them.
+// manifestFailures are the manifests whose Applied or Available condition is False, most
+// severe first (report.AttentionRank: missing objects before ones only out of sync), in
+// the work's order otherwise. Not applied means not in sync with what the hub rendered
+// (OutOfSync, with the apply error); not available means the object does not exist on the
+// cluster (Missing). Replicas not yet ready are progress, not failure; the Application's
+// health shows them.
 func manifestFailures(mw *workv1.ManifestWork) []appsv1alpha1.FailingResource {
-	var notApplied, notAvailable []appsv1alpha1.FailingResource
+	var out []appsv1alpha1.FailingResource
 	for _, m := range mw.Status.ResourceStatus.Manifests {
 		applied := meta.FindStatusCondition(m.Conditions, workv1.ManifestApplied)
 		available := meta.FindStatusCondition(m.Conditions, workv1.ManifestAvailable)
@@ -194,22 +180,18 @@ func manifestFailures(mw *workv1.ManifestWork) []appsv1alpha1.FailingResource {
 			continue
 		}
 		rm := m.ResourceMeta
-		fr := appsv1alpha1.FailingResource{APIVersion: apiVersion(rm.Group, rm.Version), Kind: rm.Kind, Namespace: rm.Namespace, Name: rm.Name}
+		fr := appsv1alpha1.FailingResource{APIVersion: report.APIVersion(rm.Group, rm.Version), Kind: rm.Kind, Namespace: rm.Namespace, Name: rm.Name}
 		if missing {
 			fr.HealthStatus, fr.Message = string(appsv1alpha1.HealthStatusMissing), available.Message
 		}
 		if failedApply {
 			// The apply error says why it is missing too.
 			fr.SyncStatus, fr.Message = string(appsv1alpha1.SyncStatusOutOfSync), applied.Message
-			notApplied = append(notApplied, fr)
-			continue
 		}
-		notAvailable = append(notAvailable, fr)
+		out = append(out, fr)
 	}
-	if len(notApplied)+len(notAvailable) == 0 {
-		return nil
-	}
-	return append(notApplied, notAvailable...)
+	report.SortFailing(out)
+	return out
 }
 
 // manifestResources are the objects the work agent reports for the ManifestWork. Before
@@ -221,7 +203,7 @@ func manifestResources(mw *workv1.ManifestWork) []appsv1alpha1.ResourceRef {
 		if rm.Kind == "" || rm.Name == "" {
 			continue
 		}
-		out = append(out, appsv1alpha1.ResourceRef{APIVersion: apiVersion(rm.Group, rm.Version), Kind: rm.Kind, Namespace: rm.Namespace, Name: rm.Name})
+		out = append(out, appsv1alpha1.ResourceRef{APIVersion: report.APIVersion(rm.Group, rm.Version), Kind: rm.Kind, Namespace: rm.Namespace, Name: rm.Name})
 	}
 	return out
 }
@@ -279,7 +261,7 @@ func applicationStateOf(app *argov1alpha1.Application) hubRenderedApplicationSta
 	out := hubRenderedApplicationState{
 		Candidate: isHubRenderedApplication(app),
 		Deleting:  !app.DeletionTimestamp.IsZero(),
-		Owners:    owningApplicationSets(app),
+		Owners:    pullmodel.OwningApplicationSets(app),
 		Works:     managedWorks(app),
 		Sync:      st.Sync.Status,
 		Revision:  st.Sync.Revision,

@@ -5,7 +5,7 @@ import (
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/appstatus"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"github.com/argoproj/gitops-engine/pkg/health"
@@ -185,7 +185,9 @@ func TestBuildHubRendered(t *testing.T) {
 				Summary: summary(1, 1, 0, 0, 1, 0),
 			},
 		},
-		"Available False: the missing object, after the ones that failed to apply": {
+		// One ranking for both delivery modes (report.AttentionRank): a missing object is
+		// broken health and comes before one that is only out of sync.
+		"Available False: the missing object first, then the one that failed to apply": {
 			app: newHubApp("c1", "c1-guestbook").state(argov1alpha1.SyncStatusCodeSynced, health.HealthStatusDegraded, "r1").obj(),
 			work: newRenderedWork("c1", "c1-guestbook").condition(workv1.WorkApplied, metav1.ConditionFalse, "Failed to apply manifest work").
 				condition(workv1.WorkAvailable, metav1.ConditionFalse, "1 of 2 resources are not available").
@@ -204,8 +206,8 @@ func TestBuildHubRendered(t *testing.T) {
 						{Type: appsv1alpha1.ConditionManifestWorkNotAvailable, Message: "1 of 2 resources are not available: ConfigMap guestbook/settings: " + notFound},
 					},
 					FailingResources: []appsv1alpha1.FailingResource{
-						{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: "reader", SyncStatus: "OutOfSync", Message: "Failed to apply manifest: forbidden"},
 						{APIVersion: "v1", Kind: "ConfigMap", Namespace: "guestbook", Name: "settings", HealthStatus: "Missing", Message: notFound},
+						{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: "reader", SyncStatus: "OutOfSync", Message: "Failed to apply manifest: forbidden"},
 					},
 				}},
 				Summary: summary(1, 1, 0, 0, 1, 0),
@@ -249,7 +251,7 @@ func TestBuildHubRendered(t *testing.T) {
 					SyncStatus: "Unknown", HealthStatus: "Healthy",
 					OperationStatePhase: "Error", OperationStateStartedAt: "2026-11-01T10:00:00Z",
 					Conditions: []appsv1alpha1.Condition{
-						{Type: ConditionOperationFailed, Message: "ComparisonError: plugin failed"},
+						{Type: appsv1alpha1.ConditionOperationFailed, Message: "ComparisonError: plugin failed"},
 						{Type: "ComparisonError", Message: compareFail},
 						{Type: "SharedResourceWarning", Message: "shared"},
 					},
@@ -279,7 +281,7 @@ func TestBuildBothDeliveryModes(t *testing.T) {
 			newReport("c1", "c1-guestbook").state(appsv1alpha1.HealthStatusHealthy, appsv1alpha1.SyncStatusSynced, "r1").
 				resource("apps", "v1", "Deployment", "guestbook", "guestbook-ui", appsv1alpha1.SyncStatusSynced, appsv1alpha1.HealthStatusHealthy, "").obj(),
 		},
-		Agents: map[string]appstatus.AgentAvailability{"c1": available(), "c3": available()},
+		Agents: map[string]pullmodel.AgentAvailability{"c1": available(), "c3": available()},
 		HubRendered: []HubRenderedApplication{
 			{
 				Application: newHubApp("c2", "c2-guestbook").state(argov1alpha1.SyncStatusCodeSynced, health.HealthStatusHealthy, "r1").obj(),

@@ -48,7 +48,7 @@ func TestSummarize(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, Summarize(tc.entries)); diff != "" {
+			if diff := cmp.Diff(tc.want, summarize(tc.entries)); diff != "" {
 				t.Errorf("summary (-want +got):\n%s", diff)
 			}
 		})

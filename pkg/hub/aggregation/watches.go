@@ -2,41 +2,137 @@ package aggregation
 
 import (
 	"context"
+	"fmt"
+
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/appstatus"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 )
 
-// workApplicationSet is the ApplicationSet of a pulled ManifestWork, from its
-// hosting-applicationset annotation.
-func workApplicationSet(obj client.Object) (types.NamespacedName, bool) {
-	if !isApplicationSetWork(obj) {
-		return types.NamespacedName{}, false
+// applicationSetIndex indexes ManifestWorks and ApplicationStatusReports by the
+// "<namespace>/<name>" of the ApplicationSet whose Application they belong to, and
+// hub-rendered Applications by the ApplicationSet that owns them.
+const applicationSetIndex = "aggregation.applicationSet"
+
+// managedWorkIndex indexes hub-rendered Applications by the "<namespace>/<name>" of each
+// ManifestWork their Argo CD manages, so a ManifestWork's change finds its Application.
+const managedWorkIndex = "aggregation.managedWork"
+
+// setupWithManager registers the field indexes and the watches. ApplicationSets are
+// watched as metadata only: the controller needs their existence and UID, not their
+// templates. Every source maps to the ApplicationSet's key.
+func (r *reconciler) setupWithManager(mgr ctrl.Manager, hubRendered cache.Cache) error {
+	ctx := context.Background()
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &workv1.ManifestWork{}, applicationSetIndex, indexWorkApplicationSet); err != nil {
+		return fmt.Errorf("indexing ManifestWorks by ApplicationSet: %w", err)
 	}
-	return parseApplicationSet(obj.GetAnnotations()[apps.AnnotationHostingApplicationSet])
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &appsv1alpha1.ApplicationStatusReport{}, applicationSetIndex, indexReportApplicationSet); err != nil {
+		return fmt.Errorf("indexing ApplicationStatusReports by ApplicationSet: %w", err)
+	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &argov1alpha1.Application{}, applicationSetIndex, indexApplicationApplicationSet); err != nil {
+		return fmt.Errorf("indexing Applications by ApplicationSet: %w", err)
+	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &argov1alpha1.Application{}, managedWorkIndex, indexApplicationManagedWorks); err != nil {
+		return fmt.Errorf("indexing Applications by managed ManifestWork: %w", err)
+	}
+	err := ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		WatchesMetadata(&argov1alpha1.ApplicationSet{}, &handler.EnqueueRequestForObject{},
+			builder.WithPredicates(predicate.Funcs{UpdateFunc: applicationSetDeleting})).
+		// A report deleted by hand comes back; the controller's own writes cause no event.
+		Watches(&appsv1alpha1.MulticlusterApplicationSetReport{}, &handler.EnqueueRequestForObject{},
+			builder.WithPredicates(onlyDeletes())).
+		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(mapWorkToApplicationSet),
+			builder.WithPredicates(predicate.NewPredicateFuncs(isApplicationSetWork), workChanged())).
+		Watches(&appsv1alpha1.ApplicationStatusReport{}, handler.EnqueueRequestsFromMapFunc(mapReportToApplicationSet),
+			builder.WithPredicates(pullmodel.ReportChangedPredicate())).
+		Watches(&addonv1alpha1.ManagedClusterAddOn{}, handler.EnqueueRequestsFromMapFunc(r.mapAddonToApplicationSets),
+			builder.WithPredicates(pullmodel.AgentAvailabilityPredicate())).
+		// Hub-rendered delivery: the hub Applications (the manager's cache holds them all
+		// already) and their ManifestWorks (the controller's own cache).
+		WatchesRawSource(source.Kind(mgr.GetCache(), &argov1alpha1.Application{},
+			handler.TypedEnqueueRequestsFromMapFunc(mapApplicationToApplicationSets), hubRenderedApplicationChanged())).
+		WatchesRawSource(source.Kind(hubRendered, &workv1.ManifestWork{},
+			handler.TypedEnqueueRequestsFromMapFunc(r.mapHubRenderedWorkToApplicationSets), hubRenderedWorkChanged())).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 1}).
+		Complete(r)
+	if err != nil {
+		return fmt.Errorf("creating the %s controller: %w", ControllerName, err)
+	}
+	return nil
+}
+
+// newHubRenderedCache returns the controller's cache of hub-rendered ManifestWorks (label
+// apps.LabelHubRendered=true), added to mgr. The manager's own cache selects the pull
+// model's ManifestWorks by their label, and a label selector cannot select either of two
+// labels; a second, equally trimmed cache keeps both selective, and keeps hub-rendered
+// works away from the propagation and application status controllers, which must never
+// adopt, delete or mirror them. Like the manager's cache it runs in every replica, so
+// a newly elected leader starts warm.
+func newHubRenderedCache(mgr ctrl.Manager) (cache.Cache, error) {
+	c, err := cache.New(mgr.GetConfig(), cache.Options{
+		HTTPClient: mgr.GetHTTPClient(),
+		Scheme:     mgr.GetScheme(),
+		Mapper:     mgr.GetRESTMapper(),
+		ByObject: map[client.Object]cache.ByObject{
+			&workv1.ManifestWork{}: {
+				Label:     labels.SelectorFromSet(labels.Set{apps.LabelHubRendered: "true"}),
+				Transform: trimHubRenderedWork,
+			},
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating the cache of hub-rendered ManifestWorks: %w", err)
+	}
+	if err := mgr.Add(c); err != nil {
+		return nil, fmt.Errorf("adding the cache of hub-rendered ManifestWorks: %w", err)
+	}
+	return c, nil
+}
+
+// trimHubRenderedWork drops from a cached hub-rendered ManifestWork what the aggregation
+// never reads: managed fields, and the manifests, up to 500 KiB per work, which the hub's
+// Argo CD owns (the status names every applied object). The controller never writes these
+// works, so the trimmed copy is never sent back.
+func trimHubRenderedWork(obj any) (any, error) {
+	mw, ok := obj.(*workv1.ManifestWork)
+	if !ok {
+		// A tombstone of a deletion: passed on as is.
+		return obj, nil
+	}
+	mw.ManagedFields = nil
+	mw.Spec.Workload.Manifests = nil
+	return mw, nil
 }
 
 // isApplicationSetWork keeps ManifestWorks of pulled Applications that an ApplicationSet
 // owns.
 func isApplicationSetWork(obj client.Object) bool {
-	return obj.GetLabels()[apps.LabelPullToOCMManagedCluster] == "true" &&
-		obj.GetAnnotations()[apps.AnnotationHostingApplicationSet] != ""
+	_, ok := pullmodel.HostingApplicationSet(obj)
+	return ok
 }
 
 func indexWorkApplicationSet(obj client.Object) []string {
-	key, ok := workApplicationSet(obj)
+	key, ok := pullmodel.HostingApplicationSet(obj)
 	if !ok {
 		return nil
 	}
@@ -44,7 +140,7 @@ func indexWorkApplicationSet(obj client.Object) []string {
 }
 
 func mapWorkToApplicationSet(_ context.Context, obj client.Object) []reconcile.Request {
-	key, ok := workApplicationSet(obj)
+	key, ok := pullmodel.HostingApplicationSet(obj)
 	if !ok {
 		return nil
 	}
@@ -65,14 +161,10 @@ func workChanged() predicate.Funcs {
 			if !ok {
 				return false
 			}
-			if !equality.Semantic.DeepEqual(oldMW.Annotations, newMW.Annotations) ||
-				oldMW.Labels[apps.LabelPullToOCMManagedCluster] != newMW.Labels[apps.LabelPullToOCMManagedCluster] ||
-				oldMW.DeletionTimestamp.IsZero() != newMW.DeletionTimestamp.IsZero() {
-				return true
-			}
-			oldValues, _ := appstatus.ApplicationFeedback(oldMW)
-			newValues, _ := appstatus.ApplicationFeedback(newMW)
-			return !equality.Semantic.DeepEqual(oldValues, newValues)
+			return !equality.Semantic.DeepEqual(oldMW.Annotations, newMW.Annotations) ||
+				pullmodel.IsMarked(oldMW) != pullmodel.IsMarked(newMW) ||
+				oldMW.DeletionTimestamp.IsZero() != newMW.DeletionTimestamp.IsZero() ||
+				pullmodel.FeedbackChanged(oldMW, newMW)
 		},
 	}
 }
@@ -84,7 +176,7 @@ func reportApplicationSet(obj client.Object) (types.NamespacedName, bool) {
 	if !ok || rep.Source.ApplicationSet == "" {
 		return types.NamespacedName{}, false
 	}
-	return parseApplicationSet(rep.Source.ApplicationSet)
+	return pullmodel.ParseApplicationSet(rep.Source.ApplicationSet)
 }
 
 func indexReportApplicationSet(obj client.Object) []string {
@@ -105,9 +197,9 @@ func mapReportToApplicationSet(_ context.Context, obj client.Object) []reconcile
 
 // mapAddonToApplicationSets maps a cluster's agent addon to the ApplicationSets with
 // ManifestWorks in that cluster's namespace (the cache's namespace index).
-func (r *Reconciler) mapAddonToApplicationSets(ctx context.Context, obj client.Object) []reconcile.Request {
+func (r *reconciler) mapAddonToApplicationSets(ctx context.Context, obj client.Object) []reconcile.Request {
 	works := &workv1.ManifestWorkList{}
-	if err := r.Client.List(ctx, works, client.InNamespace(obj.GetNamespace())); err != nil {
+	if err := r.client.List(ctx, works, client.InNamespace(obj.GetNamespace())); err != nil {
 		// A map function cannot return an error; the cache only fails when it is not
 		// started, and the next event maps again.
 		ctrl.LoggerFrom(ctx).Error(err, "Listing ManifestWorks of a cluster whose agent availability changed", "cluster", obj.GetNamespace())
@@ -116,7 +208,7 @@ func (r *Reconciler) mapAddonToApplicationSets(ctx context.Context, obj client.O
 	seen := map[types.NamespacedName]bool{}
 	var requests []reconcile.Request
 	for i := range works.Items {
-		key, ok := workApplicationSet(&works.Items[i])
+		key, ok := pullmodel.HostingApplicationSet(&works.Items[i])
 		if !ok || seen[key] {
 			continue
 		}
@@ -148,7 +240,7 @@ func indexApplicationApplicationSet(obj client.Object) []string {
 		return nil
 	}
 	var keys []string
-	for _, key := range owningApplicationSets(app) {
+	for _, key := range pullmodel.OwningApplicationSets(app) {
 		keys = append(keys, key.String())
 	}
 	return keys
@@ -176,7 +268,7 @@ func mapApplicationToApplicationSets(_ context.Context, app *argov1alpha1.Applic
 		return nil
 	}
 	var requests []reconcile.Request
-	for _, key := range owningApplicationSets(app) {
+	for _, key := range pullmodel.OwningApplicationSets(app) {
 		requests = append(requests, reconcile.Request{NamespacedName: key})
 	}
 	return requests
@@ -209,9 +301,9 @@ func hubRenderedApplicationChanged() predicate.TypedFuncs[*argov1alpha1.Applicat
 
 // mapHubRenderedWorkToApplicationSets maps a hub-rendered ManifestWork to the
 // ApplicationSets of the Applications that manage it (normally one).
-func (r *Reconciler) mapHubRenderedWorkToApplicationSets(ctx context.Context, mw *workv1.ManifestWork) []reconcile.Request {
+func (r *reconciler) mapHubRenderedWorkToApplicationSets(ctx context.Context, mw *workv1.ManifestWork) []reconcile.Request {
 	applications := &argov1alpha1.ApplicationList{}
-	if err := r.Client.List(ctx, applications, client.MatchingFields{managedWorkIndex: client.ObjectKeyFromObject(mw).String()}); err != nil {
+	if err := r.client.List(ctx, applications, client.MatchingFields{managedWorkIndex: client.ObjectKeyFromObject(mw).String()}); err != nil {
 		// A map function cannot return an error; the cache only fails when it is not
 		// started, and the next event maps again.
 		ctrl.LoggerFrom(ctx).Error(err, "Listing the Applications of a hub-rendered ManifestWork", "manifestWork", klog.KObj(mw))
@@ -220,7 +312,7 @@ func (r *Reconciler) mapHubRenderedWorkToApplicationSets(ctx context.Context, mw
 	seen := map[types.NamespacedName]bool{}
 	var requests []reconcile.Request
 	for i := range applications.Items {
-		for _, key := range owningApplicationSets(&applications.Items[i]) {
+		for _, key := range pullmodel.OwningApplicationSets(&applications.Items[i]) {
 			if !seen[key] {
 				seen[key] = true
 				requests = append(requests, reconcile.Request{NamespacedName: key})

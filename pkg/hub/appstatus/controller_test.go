@@ -7,6 +7,7 @@ import (
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"github.com/argoproj/gitops-engine/pkg/health"
@@ -14,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -101,77 +103,26 @@ func newFakeClient(t *testing.T, funcs interceptor.Funcs, objs ...client.Object)
 	t.Helper()
 	return fake.NewClientBuilder().
 		WithScheme(testScheme(t)).
-		WithIndex(&workv1.ManifestWork{}, hubApplicationIndex, indexHubApplication).
-		WithIndex(&appsv1alpha1.ApplicationStatusReport{}, hubApplicationIndex, indexReportHubApplication).
+		WithIndex(&workv1.ManifestWork{}, pullmodel.HubApplicationIndex, func(o client.Object) []string {
+			if key, ok := pullmodel.HubApplication(o); ok {
+				return []string{key.String()}
+			}
+			return nil
+		}).
+		WithIndex(&appsv1alpha1.ApplicationStatusReport{}, reportHubApplicationIndex, indexReportHubApplication).
 		WithStatusSubresource(&workv1.ManifestWork{}).
 		WithObjects(objs...).
 		WithInterceptorFuncs(funcs).
 		Build()
 }
 
-func TestManifestWorkFor(t *testing.T) {
-	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
-	app := newApplication("guestbook").cluster("c1").obj()
-	tests := map[string]struct {
-		works []client.Object
-		want  string
-	}{
-		"none": {},
-		"the one pointing to the app": {
-			works: []client.Object{newWork("guestbook-7c0e3", "c1", "guestbook").obj(), newWork("other-12345", "c1", "other").obj()},
-			want:  "guestbook-7c0e3",
-		},
-		"other cluster namespaces do not count": {
-			works: []client.Object{newWork("guestbook-7c0e3", "c2", "guestbook").obj()},
-		},
-		"the current UID's wins over a newer one of a previous Application": {
-			works: []client.Object{
-				newWork("guestbook-7c0e3", "c1", "guestbook").created(t0).obj(),
-				newWork("guestbook-aaaaa", "c1", "guestbook").created(t0.Add(time.Hour)).obj(),
-			},
-			want: "guestbook-7c0e3",
-		},
-		"one not being deleted wins": {
-			works: []client.Object{
-				newWork("guestbook-aaaaa", "c1", "guestbook").created(t0.Add(time.Hour)).deleting().obj(),
-				newWork("guestbook-bbbbb", "c1", "guestbook").created(t0).obj(),
-			},
-			want: "guestbook-bbbbb",
-		},
-		"then the newest": {
-			works: []client.Object{
-				newWork("guestbook-aaaaa", "c1", "guestbook").created(t0).obj(),
-				newWork("guestbook-bbbbb", "c1", "guestbook").created(t0.Add(time.Hour)).obj(),
-			},
-			want: "guestbook-bbbbb",
-		},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			c := newFakeClient(t, interceptor.Funcs{}, tc.works...)
-			r := NewReconciler(c, c)
-			got, err := r.manifestWorkFor(context.Background(), app, "c1")
-			if err != nil {
-				t.Fatal(err)
-			}
-			gotName := ""
-			if got != nil {
-				gotName = got.Name
-			}
-			if gotName != tc.want {
-				t.Errorf("ManifestWork = %q, want %q", gotName, tc.want)
-			}
-		})
-	}
-}
-
 func TestReconcile(t *testing.T) {
 	feedback := []workv1.FeedbackValue{
-		str(FeedbackHealthStatus, "Healthy"),
-		str(FeedbackSyncStatus, "Synced"),
-		str(FeedbackSyncRevision, "8f3c2b1"),
-		str(FeedbackOperationStatePhase, "Succeeded"),
-		str(FeedbackOperationStateStartedAt, "2026-11-01T10:00:00Z"),
+		str(pullmodel.FeedbackHealthStatus, "Healthy"),
+		str(pullmodel.FeedbackSyncStatus, "Synced"),
+		str(pullmodel.FeedbackSyncRevision, "8f3c2b1"),
+		str(pullmodel.FeedbackOperationStatePhase, "Succeeded"),
+		str(pullmodel.FeedbackOperationStateStartedAt, "2026-11-01T10:00:00Z"),
 	}
 	mirrored := func(app *argov1alpha1.Application) bool {
 		return app.Status.Health.Status == health.HealthStatusHealthy &&
@@ -195,8 +146,8 @@ func TestReconcile(t *testing.T) {
 		"no write when already mirrored": {
 			app: func() *argov1alpha1.Application {
 				a := newApplication("guestbook").cluster("c1").obj()
-				fb, _ := FeedbackFromValues(feedback)
-				MergeFeedback(&a.Status, fb, now)
+				fb, _ := pullmodel.ScalarsFromFeedback(feedback)
+				mirrorScalars(&a.Status, fb, now)
 				return a
 			}(),
 			works:        []client.Object{newWork("guestbook-7c0e3", "c1", "guestbook").feedback(feedback...).obj()},
@@ -230,8 +181,7 @@ func TestReconcile(t *testing.T) {
 				return c.Patch(ctx, obj, patch, opts...)
 			}}
 			c := newFakeClient(t, funcs, append(tc.works, tc.app)...)
-			r := NewReconciler(c, c)
-			r.now = func() metav1.Time { return now }
+			r := &reconciler{client: c, apiReader: c, now: func() metav1.Time { return now }}
 			if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(tc.app)}); err != nil {
 				t.Fatal(err)
 			}
@@ -250,7 +200,7 @@ func TestReconcile(t *testing.T) {
 
 	t.Run("missing Application", func(t *testing.T) {
 		c := newFakeClient(t, interceptor.Funcs{})
-		if _, err := NewReconciler(c, c).Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "argocd", Name: "gone"}}); err != nil {
+		if _, err := (&reconciler{client: c, apiReader: c, now: metav1.Now}).Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "argocd", Name: "gone"}}); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -261,7 +211,7 @@ func TestReconcile(t *testing.T) {
 // writer's change survives.
 func TestReconcileConflict(t *testing.T) {
 	app := newApplication("guestbook").cluster("c1").obj()
-	mw := newWork("guestbook-7c0e3", "c1", "guestbook").feedback(str(FeedbackHealthStatus, "Healthy")).obj()
+	mw := newWork("guestbook-7c0e3", "c1", "guestbook").feedback(str(pullmodel.FeedbackHealthStatus, "Healthy")).obj()
 	patches := 0
 	funcs := interceptor.Funcs{Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
 		patches++
@@ -284,7 +234,7 @@ func TestReconcileConflict(t *testing.T) {
 		gets++
 		return c.Get(ctx, key, obj, opts...)
 	}})
-	r := NewReconciler(c, reader)
+	r := &reconciler{client: c, apiReader: reader, now: metav1.Now}
 	if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(app)}); err != nil {
 		t.Fatal(err)
 	}
@@ -301,11 +251,11 @@ func TestReconcileConflict(t *testing.T) {
 }
 
 func TestFeedbackChangedPredicate(t *testing.T) {
-	base := newWork("guestbook-7c0e3", "c1", "guestbook").feedback(str(FeedbackHealthStatus, "Healthy")).obj()
+	base := newWork("guestbook-7c0e3", "c1", "guestbook").feedback(str(pullmodel.FeedbackHealthStatus, "Healthy")).obj()
 	touched := base.DeepCopy()
 	touched.Annotations["example.com/touched"] = "yes"
 	touched.Status.Conditions = []metav1.Condition{{Type: workv1.WorkApplied, Status: metav1.ConditionTrue}}
-	changed := newWork("guestbook-7c0e3", "c1", "guestbook").feedback(str(FeedbackHealthStatus, "Progressing")).obj()
+	changed := newWork("guestbook-7c0e3", "c1", "guestbook").feedback(str(pullmodel.FeedbackHealthStatus, "Progressing")).obj()
 	otherManifest := base.DeepCopy()
 	otherManifest.Status.ResourceStatus.Manifests = append(otherManifest.Status.ResourceStatus.Manifests, workv1.ManifestCondition{
 		ResourceMeta:    workv1.ManifestResourceMeta{Kind: "ConfigMap", Resource: "configmaps", Name: "x"},
@@ -324,7 +274,7 @@ func TestFeedbackChangedPredicate(t *testing.T) {
 		"hub annotations changed":             {old: base, new: retargeted, want: true},
 		"not ManifestWorks":                   {old: newApplication("a").obj(), new: newApplication("a").obj(), want: false},
 	}
-	p := feedbackChanged()
+	p := workChanged()
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			if got := p.Update(event.UpdateEvent{ObjectOld: tc.old, ObjectNew: tc.new}); got != tc.want {
@@ -334,7 +284,7 @@ func TestFeedbackChangedPredicate(t *testing.T) {
 	}
 }
 
-func TestMapManifestWorkToApplication(t *testing.T) {
+func TestMapWorkToApplication(t *testing.T) {
 	tests := map[string]struct {
 		mw   *workv1.ManifestWork
 		want []types.NamespacedName
@@ -361,7 +311,7 @@ func TestMapManifestWorkToApplication(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			var got []types.NamespacedName
-			for _, req := range mapManifestWorkToApplication(context.Background(), tc.mw) {
+			for _, req := range mapWorkToApplication(context.Background(), tc.mw) {
 				got = append(got, req.NamespacedName)
 			}
 			if len(got) != len(tc.want) || (len(got) == 1 && got[0] != tc.want[0]) {
@@ -369,4 +319,8 @@ func TestMapManifestWorkToApplication(t *testing.T) {
 			}
 		})
 	}
+}
+
+func str(name, v string) workv1.FeedbackValue {
+	return workv1.FeedbackValue{Name: name, Value: workv1.FieldValue{Type: workv1.String, String: ptr.To(v)}}
 }

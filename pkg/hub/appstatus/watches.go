@@ -2,21 +2,52 @@ package appstatus
 
 import (
 	"context"
+	"fmt"
 
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
 
+	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
+
+// reportHubApplicationIndex indexes ApplicationStatusReports by the "<namespace>/<name>"
+// of the hub Application their source names.
+const reportHubApplicationIndex = "appstatus.reportHubApplication"
+
+// setupWithManager registers the report index and the watches: hub Applications that are
+// pulled, and what maps to them, each filtered to the changes the status depends on.
+func (r *reconciler) setupWithManager(mgr ctrl.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &appsv1alpha1.ApplicationStatusReport{}, reportHubApplicationIndex, indexReportHubApplication); err != nil {
+		return fmt.Errorf("indexing ApplicationStatusReports by hub Application: %w", err)
+	}
+	err := ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		For(&argov1alpha1.Application{}, builder.WithPredicates(pullmodel.MarkedPredicate(), applicationChanged())).
+		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(mapWorkToApplication),
+			builder.WithPredicates(pullmodel.MarkedPredicate(), workChanged())).
+		Watches(&appsv1alpha1.ApplicationStatusReport{}, handler.EnqueueRequestsFromMapFunc(mapReportToApplication),
+			builder.WithPredicates(pullmodel.ReportChangedPredicate())).
+		Watches(&addonv1alpha1.ManagedClusterAddOn{}, handler.EnqueueRequestsFromMapFunc(r.mapAddonToApplications),
+			builder.WithPredicates(pullmodel.AgentAvailabilityPredicate())).
+		WithOptions(controller.Options{MaxConcurrentReconciles: maxConcurrentReconciles}).
+		Complete(r)
+	if err != nil {
+		return fmt.Errorf("creating the %s controller: %w", ControllerName, err)
+	}
+	return nil
+}
 
 // reportHubApplication is the hub Application an agent report's source names.
 func reportHubApplication(obj client.Object) (types.NamespacedName, bool) {
@@ -29,84 +60,32 @@ func reportHubApplication(obj client.Object) (types.NamespacedName, bool) {
 }
 
 func indexReportHubApplication(obj client.Object) []string {
-	key, ok := reportHubApplication(obj)
-	if !ok {
-		return nil
+	if key, ok := reportHubApplication(obj); ok {
+		return []string{key.String()}
 	}
-	return []string{hubApplicationKey(key.Namespace, key.Name)}
+	return nil
 }
 
 func mapReportToApplication(_ context.Context, obj client.Object) []reconcile.Request {
-	key, ok := reportHubApplication(obj)
-	if !ok {
+	if key, ok := reportHubApplication(obj); ok {
+		return []reconcile.Request{{NamespacedName: key}}
+	}
+	return nil
+}
+
+func mapWorkToApplication(_ context.Context, obj client.Object) []reconcile.Request {
+	key, ok := pullmodel.HubApplication(obj)
+	if !ok || !pullmodel.IsMarked(obj) {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: key}}
 }
 
-// ReportChanged lets a report update through when what it says changed; the agent writes
-// only on change, so this mostly drops resyncs. The aggregation uses it too.
-func ReportChanged() predicate.Funcs {
-	return predicate.Funcs{
-		UpdateFunc: func(e event.UpdateEvent) bool {
-			oldRep, ok := e.ObjectOld.(*appsv1alpha1.ApplicationStatusReport)
-			if !ok {
-				return false
-			}
-			newRep, ok := e.ObjectNew.(*appsv1alpha1.ApplicationStatusReport)
-			if !ok {
-				return false
-			}
-			return oldRep.Source != newRep.Source || !equality.Semantic.DeepEqual(oldRep.Status, newRep.Status) ||
-				oldRep.DeletionTimestamp.IsZero() != newRep.DeletionTimestamp.IsZero()
-		},
-	}
-}
-
-// IsAgentAddon keeps the argocd-pull ManagedClusterAddOns, not other addons'.
-func IsAgentAddon(obj client.Object) bool {
-	return obj.GetName() == apps.AddonName
-}
-
-// AgentAvailabilityChanged lets a ManagedClusterAddOn update through when its Available
-// condition changed status or transition time; the addon manager rewrites its status for
-// many other reasons.
-func AgentAvailabilityChanged() predicate.Funcs {
-	return predicate.Funcs{
-		UpdateFunc: func(e event.UpdateEvent) bool {
-			oldMCA, ok := e.ObjectOld.(*addonv1alpha1.ManagedClusterAddOn)
-			if !ok {
-				return false
-			}
-			newMCA, ok := e.ObjectNew.(*addonv1alpha1.ManagedClusterAddOn)
-			if !ok {
-				return false
-			}
-			return AvailabilityChanged(oldMCA, newMCA)
-		},
-	}
-}
-
-// AvailabilityChanged tells whether the Available condition of an argocd-pull
-// ManagedClusterAddOn changed in a way AgentAvailabilityOf sees.
-func AvailabilityChanged(oldMCA, newMCA *addonv1alpha1.ManagedClusterAddOn) bool {
-	oldCond := meta.FindStatusCondition(oldMCA.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionAvailable)
-	newCond := meta.FindStatusCondition(newMCA.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionAvailable)
-	if (oldCond == nil) != (newCond == nil) {
-		return true
-	}
-	if oldCond == nil {
-		return false
-	}
-	return oldCond.Status != newCond.Status || oldCond.Reason != newCond.Reason ||
-		!oldCond.LastTransitionTime.Equal(&newCond.LastTransitionTime)
-}
-
 // mapAddonToApplications maps a cluster's agent addon to the hub Applications pulled to
 // that cluster: those its ManifestWorks point to.
-func (r *Reconciler) mapAddonToApplications(ctx context.Context, obj client.Object) []reconcile.Request {
+func (r *reconciler) mapAddonToApplications(ctx context.Context, obj client.Object) []reconcile.Request {
 	works := &workv1.ManifestWorkList{}
-	if err := r.Client.List(ctx, works, client.InNamespace(obj.GetNamespace())); err != nil {
+	if err := r.client.List(ctx, works, client.InNamespace(obj.GetNamespace())); err != nil {
 		// A map function cannot return an error; the cache only fails when it is not
 		// started, and the next event maps again.
 		ctrl.LoggerFrom(ctx).Error(err, "Listing ManifestWorks of a cluster whose agent availability changed", "cluster", obj.GetNamespace())
@@ -114,9 +93,63 @@ func (r *Reconciler) mapAddonToApplications(ctx context.Context, obj client.Obje
 	}
 	var requests []reconcile.Request
 	for i := range works.Items {
-		if key, ok := hubApplication(&works.Items[i]); ok && hasPullLabel(&works.Items[i]) {
-			requests = append(requests, reconcile.Request{NamespacedName: key})
-		}
+		requests = append(requests, mapWorkToApplication(ctx, &works.Items[i])...)
 	}
 	return requests
+}
+
+// workChanged lets a ManifestWork update through only when the Application manifest's
+// feedback, the hub annotations or the mark changed.
+func workChanged() predicate.Funcs {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			oldMW, ok := e.ObjectOld.(*workv1.ManifestWork)
+			if !ok {
+				return false
+			}
+			newMW, ok := e.ObjectNew.(*workv1.ManifestWork)
+			if !ok {
+				return false
+			}
+			oldKey, _ := pullmodel.HubApplication(oldMW)
+			newKey, _ := pullmodel.HubApplication(newMW)
+			return oldKey != newKey || pullmodel.IsMarked(oldMW) != pullmodel.IsMarked(newMW) ||
+				pullmodel.FeedbackChanged(oldMW, newMW)
+		},
+	}
+}
+
+// applicationChanged lets an Application update through when what this controller depends on
+// changed: its labels or annotations (target cluster), or a mirrored status field that
+// someone else overwrote.
+func applicationChanged() predicate.Funcs {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			oldApp, ok := e.ObjectOld.(*argov1alpha1.Application)
+			if !ok {
+				return false
+			}
+			newApp, ok := e.ObjectNew.(*argov1alpha1.Application)
+			if !ok {
+				return false
+			}
+			return !equality.Semantic.DeepEqual(oldApp.Labels, newApp.Labels) ||
+				!equality.Semantic.DeepEqual(oldApp.Annotations, newApp.Annotations) ||
+				oldApp.Status.Health.Status != newApp.Status.Health.Status ||
+				oldApp.Status.Sync.Status != newApp.Status.Sync.Status ||
+				oldApp.Status.Sync.Revision != newApp.Status.Sync.Revision ||
+				oldApp.Status.Health.Message != newApp.Status.Health.Message ||
+				!equality.Semantic.DeepEqual(oldApp.Status.Resources, newApp.Status.Resources) ||
+				!equality.Semantic.DeepEqual(oldApp.Status.Conditions, newApp.Status.Conditions) ||
+				!equality.Semantic.DeepEqual(mirroredOperation(oldApp), mirroredOperation(newApp))
+		},
+	}
+}
+
+func mirroredOperation(app *argov1alpha1.Application) *argov1alpha1.OperationState {
+	if app.Status.OperationState == nil {
+		return nil
+	}
+	op := app.Status.OperationState
+	return &argov1alpha1.OperationState{Phase: op.Phase, StartedAt: op.StartedAt, Message: op.Message, FinishedAt: op.FinishedAt}
 }

@@ -1,8 +1,6 @@
 package gitopscluster
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"maps"
 	"regexp"
@@ -12,11 +10,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
 	appsv1beta1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1beta1"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/naming"
 )
 
 // Labels and annotations of the Argo CD cluster Secrets. The first four are what Argo CD
@@ -48,7 +48,8 @@ const (
 	Finalizer = "apps.open-cluster-management.io/gitopscluster-cleanup"
 )
 
-// Names of the ApplicationSet generator configuration (DESIGN §4).
+// Names of the ApplicationSet generator configuration: the ConfigMaps the ApplicationSet
+// placement generator of OCM and RHACM reads its placementdecisions lookup from.
 const (
 	ConfigMapOCMPlacementGenerator = "ocm-placement-generator"
 	ConfigMapACMPlacement          = "acm-placement"
@@ -101,11 +102,7 @@ func serverHost(server string) string {
 // ownerNameLabel is the GitOpsCluster's name as a label value: the name itself when it
 // fits, otherwise a prefix and a stable hash.
 func ownerNameLabel(name string) string {
-	if len(name) <= 63 {
-		return name
-	}
-	sum := sha256.Sum256([]byte(name))
-	return name[:46] + "-" + hex.EncodeToString(sum[:])[:16]
+	return naming.Bounded(name, validation.LabelValueMaxLength, 16)
 }
 
 // ownerKey is the value of AnnotationOwner.
@@ -258,7 +255,8 @@ func mergeClusterSecret(existing, desired *corev1.Secret) *corev1.Secret {
 	return out
 }
 
-// desiredConfigMaps are the placement generator ConfigMaps of DESIGN §4.
+// desiredConfigMaps are the placement generator ConfigMaps (ConfigMapOCMPlacementGenerator
+// and ConfigMapACMPlacement).
 func desiredConfigMaps(argoNamespace string) []*corev1.ConfigMap {
 	data := map[string]string{
 		"apiVersion":    clusterv1beta1.GroupVersion.String(),

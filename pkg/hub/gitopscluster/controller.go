@@ -43,15 +43,11 @@ import (
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/source"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	appsv1beta1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1beta1"
 )
@@ -77,8 +73,8 @@ const (
 	EventReasonSynced = "Synced"
 )
 
-// Reconciler reconciles GitOpsClusters.
-type Reconciler struct {
+// reconciler reconciles GitOpsClusters.
+type reconciler struct {
 	// client writes everything and reads GitOpsClusters, Placements, PlacementDecisions,
 	// ManagedClusters and Namespaces through the manager's cache.
 	client client.Client
@@ -93,8 +89,10 @@ type Reconciler struct {
 	now       func() time.Time
 }
 
-// New returns a Reconciler for mgr. It adds the cache of owned objects to mgr.
-func New(mgr ctrl.Manager) (*Reconciler, error) {
+var _ reconcile.Reconciler = &reconciler{}
+
+// newReconciler returns a reconciler for mgr. It adds the cache of owned objects to mgr.
+func newReconciler(mgr ctrl.Manager) (*reconciler, error) {
 	sel := labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedByValue})
 	owned, err := cluster.New(mgr.GetConfig(), func(o *cluster.Options) {
 		o.Scheme = mgr.GetScheme()
@@ -111,7 +109,7 @@ func New(mgr ctrl.Manager) (*Reconciler, error) {
 	if err := mgr.Add(owned); err != nil {
 		return nil, fmt.Errorf("adding the cache of owned objects: %w", err)
 	}
-	return &Reconciler{
+	return &reconciler{
 		client:    mgr.GetClient(),
 		owned:     owned,
 		apiReader: mgr.GetAPIReader(),
@@ -122,69 +120,16 @@ func New(mgr ctrl.Manager) (*Reconciler, error) {
 
 // Setup creates the controller and registers it with mgr.
 func Setup(mgr ctrl.Manager) error {
-	r, err := New(mgr)
+	r, err := newReconciler(mgr)
 	if err != nil {
 		return err
 	}
-	return r.SetupWithManager(mgr)
-}
-
-// SetupWithManager registers the field indexes and the watches. Only the GitOpsClusters
-// an event concerns are reconciled; there is no periodic resync (only a GitOpsCluster with
-// a conflicting Secret looks again after a few minutes).
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	ctx := context.Background()
-	idx := mgr.GetFieldIndexer()
-	if err := idx.IndexField(ctx, &appsv1beta1.GitOpsCluster{}, IndexPlacement, func(o client.Object) []string {
-		if gc, ok := o.(*appsv1beta1.GitOpsCluster); ok && placementKey(gc) != "" {
-			return []string{placementKey(gc)}
-		}
-		return nil
-	}); err != nil {
-		return fmt.Errorf("indexing GitOpsClusters by Placement: %w", err)
-	}
-	if err := idx.IndexField(ctx, &appsv1beta1.GitOpsCluster{}, IndexArgoNamespace, func(o client.Object) []string {
-		if gc, ok := o.(*appsv1beta1.GitOpsCluster); ok && gc.Spec.ArgoServer.ArgoNamespace != "" {
-			return []string{gc.Spec.ArgoServer.ArgoNamespace}
-		}
-		return nil
-	}); err != nil {
-		return fmt.Errorf("indexing GitOpsClusters by Argo CD namespace: %w", err)
-	}
-
-	return ctrl.NewControllerManagedBy(mgr).
-		Named(ControllerName).
-		For(&appsv1beta1.GitOpsCluster{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&clusterv1beta1.PlacementDecision{}, handler.EnqueueRequestsFromMapFunc(r.forPlacementDecision)).
-		Watches(&clusterv1beta1.Placement{}, handler.EnqueueRequestsFromMapFunc(r.forPlacement),
-			builder.WithPredicates(createOrDelete())).
-		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(r.forManagedCluster),
-			builder.WithPredicates(predicate.LabelChangedPredicate{})).
-		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.forArgoNamespace),
-			builder.WithPredicates(createOrDelete())).
-		WatchesRawSource(source.Kind(r.owned.GetCache(), &corev1.Secret{},
-			handler.TypedEnqueueRequestsFromMapFunc(r.forSecret))).
-		WatchesRawSource(source.Kind(r.owned.GetCache(), &corev1.ConfigMap{},
-			handler.TypedEnqueueRequestsFromMapFunc(forArgoNamespaceOf[*corev1.ConfigMap](r)))).
-		WatchesRawSource(source.Kind(r.owned.GetCache(), &rbacv1.Role{},
-			handler.TypedEnqueueRequestsFromMapFunc(forArgoNamespaceOf[*rbacv1.Role](r)))).
-		WatchesRawSource(source.Kind(r.owned.GetCache(), &rbacv1.RoleBinding{},
-			handler.TypedEnqueueRequestsFromMapFunc(forArgoNamespaceOf[*rbacv1.RoleBinding](r)))).
-		Complete(r)
-}
-
-// createOrDelete passes only creations and deletions: whether a Placement or a namespace
-// exists is all the GitOpsCluster depends on.
-func createOrDelete() predicate.Funcs {
-	return predicate.Funcs{
-		UpdateFunc:  func(event.UpdateEvent) bool { return false },
-		GenericFunc: func(event.GenericEvent) bool { return false },
-	}
+	return r.setupWithManager(mgr)
 }
 
 // Reconcile brings one GitOpsCluster's cluster Secrets, generator ConfigMaps and RBAC in
 // line with its Placement, then writes its status once, if it changed.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
+func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
 	log := ctrl.LoggerFrom(ctx)
 
 	gc := &appsv1beta1.GitOpsCluster{}
@@ -234,7 +179,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 
 // recordTransition emits an Event when the Ready condition changes reason: a Warning with
 // the failure's reason, or Normal Synced when the GitOpsCluster recovers or first succeeds.
-func (r *Reconciler) recordTransition(gc *appsv1beta1.GitOpsCluster, old, cur *appsv1beta1.GitOpsClusterStatus) {
+func (r *reconciler) recordTransition(gc *appsv1beta1.GitOpsCluster, old, cur *appsv1beta1.GitOpsClusterStatus) {
 	oldReason, newReason := readyReason(old), readyReason(cur)
 	if oldReason == newReason && old.Phase == cur.Phase {
 		return
@@ -250,7 +195,7 @@ func (r *Reconciler) recordTransition(gc *appsv1beta1.GitOpsCluster, old, cur *a
 // cluster Secrets and the generator configuration. It leaves existing cluster Secrets
 // alone while the Placement does not resolve: a typo in the spec should not unregister
 // every cluster from Argo CD.
-func (r *Reconciler) reconcileNormal(ctx context.Context, gc *appsv1beta1.GitOpsCluster) outcome {
+func (r *reconciler) reconcileNormal(ctx context.Context, gc *appsv1beta1.GitOpsCluster) outcome {
 	argoNs := gc.Spec.ArgoServer.ArgoNamespace
 	o := outcome{
 		argoNamespace: argoNs,
@@ -285,7 +230,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, gc *appsv1beta1.GitOps
 
 // resolvePlacement checks the placementRef and reads the Placement's decisions. A bad
 // reference is recorded in o; only API errors are returned.
-func (r *Reconciler) resolvePlacement(ctx context.Context, gc *appsv1beta1.GitOpsCluster, o *outcome) ([]clusterv1beta1.PlacementDecision, error) {
+func (r *reconciler) resolvePlacement(ctx context.Context, gc *appsv1beta1.GitOpsCluster, o *outcome) ([]clusterv1beta1.PlacementDecision, error) {
 	if reason, msg := validatePlacementRef(gc); reason != "" {
 		o.placementReason, o.placementMessage = reason, msg
 		return nil, nil
@@ -312,7 +257,7 @@ func (r *Reconciler) resolvePlacement(ctx context.Context, gc *appsv1beta1.GitOp
 // applyClusterSecrets makes the cluster Secrets gc owns exactly one per decided cluster in
 // the Argo CD namespace: creating, updating (only on change) and deleting its own Secrets,
 // never a Secret it did not create. It returns the registered clusters and the conflicts.
-func (r *Reconciler) applyClusterSecrets(ctx context.Context, gc *appsv1beta1.GitOpsCluster, clusters []string) ([]string, []string, error) {
+func (r *reconciler) applyClusterSecrets(ctx context.Context, gc *appsv1beta1.GitOpsCluster, clusters []string) ([]string, []string, error) {
 	log := ctrl.LoggerFrom(ctx)
 	argoNs := gc.Spec.ArgoServer.ArgoNamespace
 
@@ -398,7 +343,7 @@ func (r *Reconciler) applyClusterSecrets(ctx context.Context, gc *appsv1beta1.Gi
 // applyGeneratorConfig ensures the placement generator ConfigMaps and the ApplicationSet
 // controller's Role and RoleBinding in argoNs, writing only what differs. These are shared
 // by every GitOpsCluster of that Argo CD instance and stay when a GitOpsCluster goes.
-func (r *Reconciler) applyGeneratorConfig(ctx context.Context, argoNs string) error {
+func (r *reconciler) applyGeneratorConfig(ctx context.Context, argoNs string) error {
 	var errs []error
 	for _, cm := range desiredConfigMaps(argoNs) {
 		errs = append(errs, ensure(ctx, r, "ConfigMap", cm, func(cur *corev1.ConfigMap) bool {
@@ -430,7 +375,7 @@ func (r *Reconciler) applyGeneratorConfig(ctx context.Context, argoNs string) er
 
 // ensure creates desired when missing, or patches the existing object when mutate says it
 // changed it (adding LabelManagedBy so the owned cache sees it from then on).
-func ensure[T client.Object](ctx context.Context, r *Reconciler, kind string, desired T, mutate func(T) bool) error {
+func ensure[T client.Object](ctx context.Context, r *reconciler, kind string, desired T, mutate func(T) bool) error {
 	log := ctrl.LoggerFrom(ctx)
 	key := client.ObjectKeyFromObject(desired)
 	cur, ok := desired.DeepCopyObject().(T)
@@ -472,7 +417,7 @@ func ensure[T client.Object](ctx context.Context, r *Reconciler, kind string, de
 }
 
 // reconcileDelete deletes every cluster Secret gc created, then releases the finalizer.
-func (r *Reconciler) reconcileDelete(ctx context.Context, gc *appsv1beta1.GitOpsCluster) error {
+func (r *reconciler) reconcileDelete(ctx context.Context, gc *appsv1beta1.GitOpsCluster) error {
 	if !controllerutil.ContainsFinalizer(gc, Finalizer) {
 		return nil
 	}

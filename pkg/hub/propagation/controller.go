@@ -1,6 +1,7 @@
 // Package propagation wraps each marked hub Argo CD Application in an OCM ManifestWork
 // in its target cluster's namespace, and keeps exactly one such ManifestWork per live
-// marked Application (DESIGN §4).
+// marked Application: a changed target, a removed mark, a recreated or deleted
+// Application leaves no stale work behind.
 package propagation
 
 import (
@@ -9,178 +10,65 @@ import (
 	"fmt"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 // ControllerName names the controller, its logger and its Event source.
 const ControllerName = "argocd-pull-propagation"
 
-const (
-	// workHubAppIndex indexes ManifestWorks by "<namespace>/<name>" of their hub Application.
-	workHubAppIndex = "propagation.hubApplication"
-	// appClusterIndex indexes Applications by their target cluster annotation.
-	appClusterIndex = "propagation.targetCluster"
-)
-
 // Event reasons on the hub Application.
 const (
-	ReasonInvalidPullLabel     = "InvalidPullLabel"
-	ReasonInvalidApplication   = "InvalidPullAnnotations"
-	ReasonClusterNotFound      = "ManagedClusterNotFound"
-	ReasonClusterDeleting      = "ManagedClusterDeleting"
-	ReasonLocalCluster         = "LocalClusterNotATarget"
-	ReasonManifestWorkDeleting = "ManifestWorkDeleting"
+	ReasonInvalidPullLabel   = "InvalidPullLabel"
+	ReasonInvalidApplication = "InvalidPullAnnotations"
+	ReasonClusterNotFound    = "ManagedClusterNotFound"
+	ReasonClusterDeleting    = "ManagedClusterDeleting"
+	ReasonLocalCluster       = "LocalClusterNotATarget"
 )
 
-// Reconciler reconciles one hub Application (by namespace/name) into at most one ManifestWork.
-type Reconciler struct {
-	Client   client.Client
-	Recorder record.EventRecorder
-	// MaxConcurrentReconciles is the number of Applications reconciled in parallel.
-	MaxConcurrentReconciles int
+// maxConcurrentReconciles: a reconcile mostly waits for one ManifestWork write, and the
+// burst benchmark (docs/benchmarks.md) found the API server CPU-bound at 32 workers.
+const maxConcurrentReconciles = 32
+
+// reconciler reconciles one hub Application (by namespace/name) into at most one
+// ManifestWork.
+type reconciler struct {
+	client   client.Client
+	recorder record.EventRecorder
 }
 
-// NewReconciler returns a Reconciler using mgr's cached client and Event recorder.
-func NewReconciler(mgr ctrl.Manager) *Reconciler {
-	return &Reconciler{
-		Client:   mgr.GetClient(),
-		Recorder: mgr.GetEventRecorderFor(ControllerName),
-		// A reconcile mostly waits for one ManifestWork write. BenchmarkBurst (5,000
-		// Applications, 2 cores): 10 workers, median 34 s; 32 workers, median 30.5 s, and
-		// the API server is then CPU-bound, so more workers would only queue there.
-		MaxConcurrentReconciles: 32,
-	}
-}
+var _ reconcile.Reconciler = &reconciler{}
 
-// Setup registers a new Reconciler with mgr; the manager's controller list calls it.
+// Setup registers the controller with mgr. The shared pull-model indexes
+// (pullmodel.SetupIndexes) must be registered on mgr first.
 func Setup(mgr ctrl.Manager) error {
-	return NewReconciler(mgr).SetupWithManager(mgr)
-}
-
-// SetupWithManager registers the field indexes and the watches.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	ctx := context.Background()
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &workv1.ManifestWork{}, workHubAppIndex, indexWorkByHubApp); err != nil {
-		return fmt.Errorf("indexing ManifestWorks by hub Application: %w", err)
-	}
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &argov1alpha1.Application{}, appClusterIndex, indexAppByCluster); err != nil {
-		return fmt.Errorf("indexing Applications by target cluster: %w", err)
-	}
-	return ctrl.NewControllerManagedBy(mgr).
-		Named(ControllerName).
-		For(&argov1alpha1.Application{}, builder.WithPredicates(hasPullLabel())).
-		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(workToApp),
-			builder.WithPredicates(hasPullLabel())).
-		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(r.clusterToApps),
-			builder.WithPredicates(clusterTargetability())).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
-		Complete(r)
-}
-
-func indexWorkByHubApp(obj client.Object) []string {
-	if key, ok := hubAppKey(obj); ok {
-		return []string{key.String()}
-	}
-	return nil
-}
-
-func indexAppByCluster(obj client.Object) []string {
-	if c := obj.GetAnnotations()[apps.AnnotationOCMManagedCluster]; c != "" {
-		return []string{c}
-	}
-	return nil
-}
-
-// hubAppKey reads the hub Application a ManifestWork belongs to from its annotations.
-func hubAppKey(obj client.Object) (types.NamespacedName, bool) {
-	ns, name := obj.GetAnnotations()[apps.AnnotationHubApplicationNamespace], obj.GetAnnotations()[apps.AnnotationHubApplicationName]
-	if ns == "" || name == "" {
-		return types.NamespacedName{}, false
-	}
-	return types.NamespacedName{Namespace: ns, Name: name}, true
-}
-
-func workToApp(_ context.Context, obj client.Object) []reconcile.Request {
-	if key, ok := hubAppKey(obj); ok {
-		return []reconcile.Request{{NamespacedName: key}}
-	}
-	return nil
-}
-
-func (r *Reconciler) clusterToApps(ctx context.Context, obj client.Object) []reconcile.Request {
-	apps := &argov1alpha1.ApplicationList{}
-	if err := r.Client.List(ctx, apps, client.MatchingFields{appClusterIndex: obj.GetName()}); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "Listing the Applications of a ManagedCluster", "managedCluster", klog.KObj(obj))
-		return nil
-	}
-	reqs := make([]reconcile.Request, 0, len(apps.Items))
-	for i := range apps.Items {
-		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&apps.Items[i])})
-	}
-	return reqs
-}
-
-// hasPullLabel passes objects carrying the pull label, with any value, before or after
-// an update: removing the label or setting it to false must still reach Reconcile.
-func hasPullLabel() predicate.Predicate {
-	has := func(obj client.Object) bool {
-		if obj == nil {
-			return false
-		}
-		_, ok := obj.GetLabels()[apps.LabelPullToOCMManagedCluster]
-		return ok
-	}
-	return predicate.Funcs{
-		CreateFunc:  func(e event.CreateEvent) bool { return has(e.Object) },
-		DeleteFunc:  func(e event.DeleteEvent) bool { return has(e.Object) },
-		UpdateFunc:  func(e event.UpdateEvent) bool { return has(e.ObjectOld) || has(e.ObjectNew) },
-		GenericFunc: func(e event.GenericEvent) bool { return has(e.Object) },
-	}
-}
-
-// clusterTargetability passes ManagedCluster events that can change whether the cluster
-// is a target: creation, deletion, deletion started, local-cluster label changed.
-func clusterTargetability() predicate.Predicate {
-	return predicate.Funcs{
-		UpdateFunc: func(e event.UpdateEvent) bool {
-			if e.ObjectOld == nil || e.ObjectNew == nil {
-				return false
-			}
-			return (e.ObjectOld.GetDeletionTimestamp() == nil) != (e.ObjectNew.GetDeletionTimestamp() == nil) ||
-				e.ObjectOld.GetLabels()[LabelLocalCluster] != e.ObjectNew.GetLabels()[LabelLocalCluster]
-		},
-	}
+	r := &reconciler{client: mgr.GetClient(), recorder: mgr.GetEventRecorderFor(ControllerName)}
+	return r.setupWithManager(mgr)
 }
 
 // Reconcile brings the ManifestWorks of the hub Application req names to the desired
 // state: one up-to-date ManifestWork when the Application is live, marked and valid, none
 // otherwise.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	// The controller's logger already names the Application.
-	works, err := r.worksOf(ctx, req.NamespacedName)
+	works, err := pullmodel.WorksOf(ctx, r.client, req.NamespacedName)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 
 	app := &argov1alpha1.Application{}
-	if err := r.Client.Get(ctx, req.NamespacedName, app); err != nil {
+	if err := r.client.Get(ctx, req.NamespacedName, app); err != nil {
 		if !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, fmt.Errorf("getting Application %s: %w", req.NamespacedName, err)
 		}
@@ -205,31 +93,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{}, r.apply(ctx, desired)
 }
 
-// worksOf lists the ManifestWorks the cache holds for hub Application key.
-func (r *Reconciler) worksOf(ctx context.Context, key types.NamespacedName) ([]workv1.ManifestWork, error) {
-	list := &workv1.ManifestWorkList{}
-	if err := r.Client.List(ctx, list, client.MatchingFields{workHubAppIndex: key.String()}); err != nil {
-		return nil, fmt.Errorf("listing the ManifestWorks of Application %s: %w", key, err)
-	}
-	return list.Items, nil
-}
-
 // reconcileDelete deletes app's ManifestWorks and, once none is left, releases Argo CD's
 // resources finalizer, which the hub Argo CD never removes from an Application it skips.
-func (r *Reconciler) reconcileDelete(ctx context.Context, app *argov1alpha1.Application, works []workv1.ManifestWork) (ctrl.Result, error) {
+func (r *reconciler) reconcileDelete(ctx context.Context, app *argov1alpha1.Application, works []workv1.ManifestWork) (ctrl.Result, error) {
 	log := ctrl.LoggerFrom(ctx)
 	if len(works) > 0 {
 		// The ManifestWork watch brings us back once they are gone.
 		log.V(2).Info("Application is being deleted, deleting its ManifestWorks", "count", len(works))
 		return ctrl.Result{}, r.deleteWorks(ctx, works, nil)
 	}
-	marked, _ := Marked(app)
-	if !marked || !controllerutil.ContainsFinalizer(app, ResourcesFinalizer) {
+	if !pullmodel.IsMarked(app) || !controllerutil.ContainsFinalizer(app, ResourcesFinalizer) {
 		return ctrl.Result{}, nil
 	}
 	patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	controllerutil.RemoveFinalizer(app, ResourcesFinalizer)
-	if err := r.Client.Patch(ctx, app, patch); err != nil {
+	if err := r.client.Patch(ctx, app, patch); err != nil {
 		if apierrors.IsNotFound(err) {
 			return ctrl.Result{}, nil
 		}
@@ -241,9 +119,9 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, app *argov1alpha1.Appl
 
 // desiredWork returns the ManifestWork app should have, or nil when it should have none.
 // Bad input is reported as a Warning Event on app, not as an error: retrying cannot fix it.
-func (r *Reconciler) desiredWork(ctx context.Context, app *argov1alpha1.Application) (*workv1.ManifestWork, error) {
+func (r *reconciler) desiredWork(ctx context.Context, app *argov1alpha1.Application) (*workv1.ManifestWork, error) {
 	log := ctrl.LoggerFrom(ctx)
-	marked, err := Marked(app)
+	marked, err := pullmodel.Marked(app)
 	if err != nil {
 		r.warn(ctx, app, ReasonInvalidPullLabel, err.Error())
 		return nil, nil
@@ -269,10 +147,10 @@ func (r *Reconciler) desiredWork(ctx context.Context, app *argov1alpha1.Applicat
 
 // targetable checks the target ManagedCluster exists, is not being deleted and is not
 // the hub's local cluster.
-func (r *Reconciler) targetable(ctx context.Context, app *argov1alpha1.Application) (bool, error) {
-	name := TargetCluster(app)
+func (r *reconciler) targetable(ctx context.Context, app *argov1alpha1.Application) (bool, error) {
+	name := pullmodel.TargetCluster(app)
 	cluster := &clusterv1.ManagedCluster{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Name: name}, cluster); err != nil {
+	if err := r.client.Get(ctx, client.ObjectKey{Name: name}, cluster); err != nil {
 		if !apierrors.IsNotFound(err) {
 			return false, fmt.Errorf("getting ManagedCluster %s: %w", name, err)
 		}
@@ -293,13 +171,13 @@ func (r *Reconciler) targetable(ctx context.Context, app *argov1alpha1.Applicati
 	return true, nil
 }
 
-func (r *Reconciler) warn(ctx context.Context, app *argov1alpha1.Application, reason, msg string) {
+func (r *reconciler) warn(ctx context.Context, app *argov1alpha1.Application, reason, msg string) {
 	ctrl.LoggerFrom(ctx).V(2).Info("Not propagating the Application", "reason", reason, "message", msg)
-	r.Recorder.Event(app, corev1.EventTypeWarning, reason, msg)
+	r.recorder.Event(app, corev1.EventTypeWarning, reason, msg)
 }
 
 // deleteWorks deletes every work in works that is not keep (nil: all of them).
-func (r *Reconciler) deleteWorks(ctx context.Context, works []workv1.ManifestWork, keep *workv1.ManifestWork) error {
+func (r *reconciler) deleteWorks(ctx context.Context, works []workv1.ManifestWork, keep *workv1.ManifestWork) error {
 	log := ctrl.LoggerFrom(ctx)
 	var errs []error
 	for i := range works {
@@ -311,7 +189,7 @@ func (r *Reconciler) deleteWorks(ctx context.Context, works []workv1.ManifestWor
 			continue
 		}
 		// Preconditions: delete exactly the object we saw, never a newer one of the same name.
-		err := r.Client.Delete(ctx, w, client.Preconditions{UID: &w.UID})
+		err := r.client.Delete(ctx, w, client.Preconditions{UID: &w.UID})
 		switch {
 		case err == nil:
 			log.V(2).Info("Deleted ManifestWork", "manifestWork", klog.KObj(w))
@@ -324,13 +202,13 @@ func (r *Reconciler) deleteWorks(ctx context.Context, works []workv1.ManifestWor
 }
 
 // apply creates desired, or updates the existing ManifestWork of that name when it differs.
-func (r *Reconciler) apply(ctx context.Context, desired *workv1.ManifestWork) error {
+func (r *reconciler) apply(ctx context.Context, desired *workv1.ManifestWork) error {
 	log := ctrl.LoggerFrom(ctx).WithValues("manifestWork", klog.KObj(desired))
 	existing := &workv1.ManifestWork{}
-	err := r.Client.Get(ctx, client.ObjectKeyFromObject(desired), existing)
+	err := r.client.Get(ctx, client.ObjectKeyFromObject(desired), existing)
 	switch {
 	case apierrors.IsNotFound(err):
-		if err := r.Client.Create(ctx, desired); err != nil {
+		if err := r.client.Create(ctx, desired); err != nil {
 			return fmt.Errorf("creating ManifestWork %s: %w", klog.KObj(desired), err)
 		}
 		log.V(2).Info("Created ManifestWork")
@@ -349,7 +227,7 @@ func (r *Reconciler) apply(ctx context.Context, desired *workv1.ManifestWork) er
 	updated.Spec.ManifestConfigs = desired.Spec.ManifestConfigs
 	updated.Spec.DeleteOption = desired.Spec.DeleteOption
 	// The fetched resourceVersion makes a concurrent change a conflict, retried by requeue.
-	if err := r.Client.Update(ctx, updated); err != nil {
+	if err := r.client.Update(ctx, updated); err != nil {
 		return fmt.Errorf("updating ManifestWork %s: %w", klog.KObj(desired), err)
 	}
 	log.V(2).Info("Updated ManifestWork")

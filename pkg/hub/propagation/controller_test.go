@@ -15,32 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-func TestHasPullLabel(t *testing.T) {
-	marked := newApplication("a").obj()
-	unmarked := newApplication("a").noLabel(apps.LabelPullToOCMManagedCluster).obj()
-	p := hasPullLabel()
-	tests := map[string]struct {
-		got, want bool
-	}{
-		"create marked":         {got: p.Create(event.CreateEvent{Object: marked}), want: true},
-		"create unmarked":       {got: p.Create(event.CreateEvent{Object: unmarked})},
-		"create nil":            {got: p.Create(event.CreateEvent{})},
-		"delete marked":         {got: p.Delete(event.DeleteEvent{Object: marked}), want: true},
-		"update label removed":  {got: p.Update(event.UpdateEvent{ObjectOld: marked, ObjectNew: unmarked}), want: true},
-		"update label added":    {got: p.Update(event.UpdateEvent{ObjectOld: unmarked, ObjectNew: marked}), want: true},
-		"update never marked":   {got: p.Update(event.UpdateEvent{ObjectOld: unmarked, ObjectNew: unmarked})},
-		"update nil objects":    {got: p.Update(event.UpdateEvent{})},
-		"generic label 'false'": {got: p.Generic(event.GenericEvent{Object: newApplication("a").label(apps.LabelPullToOCMManagedCluster, "false").obj()}), want: true},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			if tc.got != tc.want {
-				t.Errorf("got %v, want %v", tc.got, tc.want)
-			}
-		})
-	}
-}
-
 func TestClusterTargetability(t *testing.T) {
 	cluster := func(mutate func(*clusterv1.ManagedCluster)) *clusterv1.ManagedCluster {
 		c := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: "c1", Labels: map[string]string{"env": "dev"}}}
@@ -94,9 +68,6 @@ func TestWorkToApp(t *testing.T) {
 			got := workToApp(context.Background(), tc.obj)
 			if len(got) != len(tc.want) || (len(got) == 1 && got[0] != tc.want[0]) {
 				t.Errorf("workToApp() = %v, want %v", got, tc.want)
-			}
-			if idx := indexWorkByHubApp(tc.obj); len(idx) != len(tc.want) || (len(idx) == 1 && idx[0] != tc.want[0].String()) {
-				t.Errorf("indexWorkByHubApp() = %v, want the key of %v", idx, tc.want)
 			}
 		})
 	}

@@ -2,23 +2,17 @@ package propagation
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net/url"
-	"strconv"
-	"strings"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
 
 	argoapp "github.com/argoproj/argo-cd/v2/pkg/apis/application"
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation"
 	workv1 "open-cluster-management.io/api/work/v1"
 )
 
@@ -33,121 +27,7 @@ const (
 	DefaultDestinationServer = "https://kubernetes.default.svc"
 )
 
-// Feedback rule names read back from the ManifestWork status.
-const (
-	FeedbackHealthStatus            = "healthStatus"
-	FeedbackSyncStatus              = "syncStatus"
-	FeedbackOperationStatePhase     = "operationStatePhase"
-	FeedbackOperationStateStartedAt = "operationStateStartedAt"
-	FeedbackSyncRevision            = "syncRevision"
-)
-
-const (
-	maxWorkNameLength  = validation.DNS1123SubdomainMaxLength
-	uidPrefixLength    = 5
-	nameHashLength     = 10
-	applicationSetKind = "ApplicationSet"
-)
-
 var applicationGVK = argov1alpha1.SchemeGroupVersion.WithKind(argoapp.ApplicationKind)
-
-// Marked reports whether app asks to be pulled: its apps.LabelPullToOCMManagedCluster label parses as true.
-// A missing label is not marked; a value that is not a boolean is an error.
-func Marked(app *argov1alpha1.Application) (bool, error) {
-	v, ok := app.GetLabels()[apps.LabelPullToOCMManagedCluster]
-	if !ok {
-		return false, nil
-	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		return false, fmt.Errorf("label %s=%q is not a boolean: set it to \"true\" to pull the Application to a managed cluster, or remove it", apps.LabelPullToOCMManagedCluster, v)
-	}
-	return b, nil
-}
-
-// ValidateClusterAnnotation requires a non-empty target cluster annotation.
-func ValidateClusterAnnotation(app *argov1alpha1.Application) error {
-	v := strings.TrimSpace(app.GetAnnotations()[apps.AnnotationOCMManagedCluster])
-	if v == "" {
-		return fmt.Errorf("annotation %s is missing or empty: set it to the name of the ManagedCluster to deploy to", apps.AnnotationOCMManagedCluster)
-	}
-	if errs := validation.IsDNS1123Label(v); len(errs) > 0 {
-		return fmt.Errorf("annotation %s=%q is not a valid cluster name (%s): set it to the name of a ManagedCluster", apps.AnnotationOCMManagedCluster, v, strings.Join(errs, "; "))
-	}
-	return nil
-}
-
-// ValidateAppNamespace requires the optional spoke namespace annotation, when set, to be a namespace name.
-func ValidateAppNamespace(app *argov1alpha1.Application) error {
-	v, ok := app.GetAnnotations()[apps.AnnotationOCMManagedClusterAppNamespace]
-	if !ok {
-		return nil
-	}
-	if errs := validation.IsDNS1123Label(v); len(errs) > 0 {
-		return fmt.Errorf("annotation %s=%q is not a namespace name (%s): set it to the Argo CD namespace on the managed cluster, or remove it", apps.AnnotationOCMManagedClusterAppNamespace, v, strings.Join(errs, "; "))
-	}
-	return nil
-}
-
-// ValidateDestinationOverride requires at most one of the destination override
-// annotations, a non-empty name, and an https URL with a host as server.
-func ValidateDestinationOverride(app *argov1alpha1.Application) error {
-	name, hasName := app.GetAnnotations()[apps.AnnotationDestinationName]
-	server, hasServer := app.GetAnnotations()[apps.AnnotationDestinationServer]
-	switch {
-	case hasName && hasServer:
-		return fmt.Errorf("annotations %s and %s are both set: keep only one", apps.AnnotationDestinationName, apps.AnnotationDestinationServer)
-	case hasName && strings.TrimSpace(name) == "":
-		return fmt.Errorf("annotation %s is empty: set it to an Argo CD cluster name on the managed cluster, or remove it", apps.AnnotationDestinationName)
-	case hasServer:
-		u, err := url.Parse(server)
-		if err != nil || u.Scheme != "https" || u.Host == "" {
-			return fmt.Errorf("annotation %s=%q is not an https URL: set it to a URL like %s, or remove it", apps.AnnotationDestinationServer, server, DefaultDestinationServer)
-		}
-	}
-	return nil
-}
-
-// Validate runs every input rule on a marked Application and joins their errors.
-func Validate(app *argov1alpha1.Application) error {
-	return errors.Join(
-		ValidateClusterAnnotation(app),
-		ValidateAppNamespace(app),
-		ValidateDestinationOverride(app),
-	)
-}
-
-// TargetCluster is the managed cluster app is pulled to.
-func TargetCluster(app *argov1alpha1.Application) string {
-	return strings.TrimSpace(app.GetAnnotations()[apps.AnnotationOCMManagedCluster])
-}
-
-// WorkName is the ManifestWork name of app: "<name>-<first 5 chars of UID>", truncated
-// with a stable hash suffix when longer than a Kubernetes object name may be.
-func WorkName(app *argov1alpha1.Application) string {
-	uid := string(app.GetUID())
-	if len(uid) > uidPrefixLength {
-		uid = uid[:uidPrefixLength]
-	}
-	name := app.GetName() + "-" + uid
-	if len(name) <= maxWorkNameLength {
-		return name
-	}
-	sum := sha256.Sum256([]byte(name))
-	suffix := hex.EncodeToString(sum[:])[:nameHashLength]
-	prefix := strings.TrimRight(name[:maxWorkNameLength-nameHashLength-1], "-.")
-	return prefix + "-" + suffix
-}
-
-// owningApplicationSet returns the ApplicationSet controller owner of app, if any.
-func owningApplicationSet(app *argov1alpha1.Application) (string, bool) {
-	for _, ref := range app.GetOwnerReferences() {
-		if ref.Kind == applicationSetKind && strings.HasPrefix(ref.APIVersion, argov1alpha1.SchemeGroupVersion.Group+"/") {
-			return ref.Name, true
-		}
-	}
-	return "", false
-}
 
 // hubAnnotations are the annotations naming the hub Application, for the work and the payload.
 func hubAnnotations(app *argov1alpha1.Application) map[string]string {
@@ -155,8 +35,8 @@ func hubAnnotations(app *argov1alpha1.Application) map[string]string {
 		apps.AnnotationHubApplicationNamespace: app.GetNamespace(),
 		apps.AnnotationHubApplicationName:      app.GetName(),
 	}
-	if appSet, ok := owningApplicationSet(app); ok {
-		a[apps.AnnotationHostingApplicationSet] = app.GetNamespace() + "/" + appSet
+	if owners := pullmodel.OwningApplicationSets(app); len(owners) > 0 {
+		a[apps.AnnotationHostingApplicationSet] = owners[0].String()
 	}
 	return a
 }
@@ -223,14 +103,14 @@ func BuildManifestWork(app *argov1alpha1.Application) (*workv1.ManifestWork, err
 		return nil, fmt.Errorf("encoding the payload of Application %s/%s: %w", app.GetNamespace(), app.GetName(), err)
 	}
 	labels := map[string]string{apps.LabelPullToOCMManagedCluster: "true"}
-	if _, ok := owningApplicationSet(app); ok {
+	if len(pullmodel.OwningApplicationSets(app)) > 0 {
 		labels[apps.LabelApplicationSet] = "true"
 	}
 	return &workv1.ManifestWork{
 		TypeMeta: metav1.TypeMeta{APIVersion: workv1.GroupVersion.String(), Kind: "ManifestWork"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:        WorkName(app),
-			Namespace:   TargetCluster(app),
+			Name:        pullmodel.WorkName(app),
+			Namespace:   pullmodel.TargetCluster(app),
 			Labels:      labels,
 			Annotations: hubAnnotations(app),
 		},
@@ -251,16 +131,7 @@ func manifestConfig(payload *Payload) workv1.ManifestConfigOption {
 			Name:      payload.Name,
 			Namespace: payload.Namespace,
 		},
-		FeedbackRules: []workv1.FeedbackRule{{
-			Type: workv1.JSONPathsType,
-			JsonPaths: []workv1.JsonPath{
-				{Name: FeedbackHealthStatus, Path: ".status.health.status"},
-				{Name: FeedbackSyncStatus, Path: ".status.sync.status"},
-				{Name: FeedbackOperationStatePhase, Path: ".status.operationState.phase"},
-				{Name: FeedbackOperationStateStartedAt, Path: ".status.operationState.startedAt"},
-				{Name: FeedbackSyncRevision, Path: ".status.sync.revision"},
-			},
-		}},
+		FeedbackRules:      pullmodel.FeedbackRules(),
 		FeedbackScrapeType: workv1.FeedbackPollType,
 		UpdateStrategy: &workv1.UpdateStrategy{
 			Type: workv1.UpdateStrategyTypeServerSideApply,

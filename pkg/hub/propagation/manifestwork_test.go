@@ -6,13 +6,14 @@ import (
 	"testing"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/ptr"
 	workv1 "open-cluster-management.io/api/work/v1"
 )
 
@@ -78,32 +79,6 @@ func (b *appBuilder) obj() *argov1alpha1.Application { return b.app }
 var ignoreUnexported = cmpopts.IgnoreUnexported(argov1alpha1.ApplicationDestination{})
 
 func ptrTrue() *bool { t := true; return &t }
-
-func TestMarked(t *testing.T) {
-	tests := map[string]struct {
-		app     *argov1alpha1.Application
-		want    bool
-		wantErr bool
-	}{
-		"true":          {app: newApplication("a").obj(), want: true},
-		"True":          {app: newApplication("a").label(apps.LabelPullToOCMManagedCluster, "True").obj(), want: true},
-		"false":         {app: newApplication("a").label(apps.LabelPullToOCMManagedCluster, "false").obj()},
-		"no label":      {app: newApplication("a").noLabel(apps.LabelPullToOCMManagedCluster).obj()},
-		"not a boolean": {app: newApplication("a").label(apps.LabelPullToOCMManagedCluster, "yes").obj(), wantErr: true},
-		"empty":         {app: newApplication("a").label(apps.LabelPullToOCMManagedCluster, "").obj(), wantErr: true},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			got, err := Marked(tc.app)
-			if (err != nil) != tc.wantErr {
-				t.Fatalf("Marked() error = %v, wantErr %v", err, tc.wantErr)
-			}
-			if got != tc.want {
-				t.Errorf("Marked() = %v, want %v", got, tc.want)
-			}
-		})
-	}
-}
 
 func TestValidateClusterAnnotation(t *testing.T) {
 	tests := map[string]struct {
@@ -177,48 +152,6 @@ func checkErr(t *testing.T, err error, want string) {
 	case want != "" && !strings.Contains(err.Error(), want):
 		t.Fatalf("error %q does not contain %q", err, want)
 	}
-}
-
-func TestWorkName(t *testing.T) {
-	long := strings.Repeat("a", 253)
-	tests := map[string]struct {
-		app  *argov1alpha1.Application
-		want string
-	}{
-		"short":        {app: newApplication("guestbook").obj(), want: "guestbook-7c0e3"},
-		"exactly 253":  {app: newApplication(strings.Repeat("b", 247)).obj(), want: strings.Repeat("b", 247) + "-7c0e3"},
-		"short uid":    {app: newApplication("g").uid("ab").obj(), want: "g-ab"},
-		"dots trimmed": {app: newApplication(strings.Repeat("c", 241) + "...." + strings.Repeat("d", 8)).obj()},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			got := WorkName(tc.app)
-			if tc.want != "" && got != tc.want {
-				t.Errorf("WorkName() = %q, want %q", got, tc.want)
-			}
-			if errs := validation.IsDNS1123Subdomain(got); len(errs) > 0 {
-				t.Errorf("WorkName() = %q is not a valid name: %v", got, errs)
-			}
-		})
-	}
-
-	t.Run("over-long names get a stable hash suffix", func(t *testing.T) {
-		a := newApplication(long).obj()
-		b := newApplication(long).uid("ffffff-other").obj()
-		na, nb := WorkName(a), WorkName(b)
-		if len(na) != 253 || len(nb) != 253 {
-			t.Fatalf("lengths %d and %d, want 253", len(na), len(nb))
-		}
-		if na == nb {
-			t.Errorf("two UIDs share the name %q", na)
-		}
-		if WorkName(a.DeepCopy()) != na {
-			t.Errorf("WorkName is not stable")
-		}
-		if !strings.HasPrefix(na, strings.Repeat("a", 200)) {
-			t.Errorf("WorkName() = %q lost the Application name", na)
-		}
-	})
 }
 
 func decodePayload(t *testing.T, w *workv1.ManifestWork) map[string]any {
@@ -481,4 +414,60 @@ func withoutLabel(w *workv1.ManifestWork, k string) *workv1.ManifestWork {
 func withoutConfigs(w *workv1.ManifestWork) *workv1.ManifestWork {
 	w.Spec.ManifestConfigs = nil
 	return w
+}
+
+// TestBuiltWorkFeedbackIsReadBack feeds the ManifestWork this package builds, with a
+// value for each of its own feedback rules as the work agent reports them, into the
+// parser the status controllers use: every rule must be recognised and every scalar
+// filled. Renaming a rule on either side fails here.
+func TestBuiltWorkFeedbackIsReadBack(t *testing.T) {
+	sample := map[string]string{
+		".status.health.status":            "Healthy",
+		".status.sync.status":              "Synced",
+		".status.sync.revision":            "8f3c2b1",
+		".status.operationState.phase":     "Succeeded",
+		".status.operationState.startedAt": "2026-11-01T10:00:00Z",
+	}
+	w, err := BuildManifestWork(newApplication("guestbook").cluster("cluster1").obj())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w.Spec.ManifestConfigs) != 1 {
+		t.Fatalf("manifest configs = %d, want 1", len(w.Spec.ManifestConfigs))
+	}
+	cfg := w.Spec.ManifestConfigs[0]
+	var values []workv1.FeedbackValue
+	for _, rule := range cfg.FeedbackRules {
+		for _, p := range rule.JsonPaths {
+			v, ok := sample[p.Path]
+			if !ok {
+				t.Errorf("rule %q asks for %s, which this test does not know", p.Name, p.Path)
+				continue
+			}
+			values = append(values, workv1.FeedbackValue{Name: p.Name, Value: workv1.FieldValue{Type: workv1.String, String: ptr.To(v)}})
+		}
+	}
+	w.Status.ResourceStatus.Manifests = []workv1.ManifestCondition{{
+		ResourceMeta: workv1.ManifestResourceMeta{
+			Group: cfg.ResourceIdentifier.Group, Version: "v1alpha1", Kind: "Application", Resource: cfg.ResourceIdentifier.Resource,
+			Name: cfg.ResourceIdentifier.Name, Namespace: cfg.ResourceIdentifier.Namespace,
+		},
+		StatusFeedbacks: workv1.StatusFeedbackResult{Values: values},
+	}}
+	got, found := pullmodel.ApplicationFeedback(w)
+	if !found {
+		t.Fatal("the parser does not find the Application manifest of the built work")
+	}
+	s, err := pullmodel.ScalarsFromFeedback(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range got {
+		if one, _ := pullmodel.ScalarsFromFeedback([]workv1.FeedbackValue{v}); one.IsEmpty() {
+			t.Errorf("feedback value %q is not recognised by the parser", v.Name)
+		}
+	}
+	if s.Health == nil || s.Sync == nil || s.Revision == nil || s.OperationPhase == nil || s.OperationStartedAt == nil {
+		t.Errorf("scalars not filled from the built work's feedback: %+v", s)
+	}
 }

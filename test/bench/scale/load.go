@@ -23,7 +23,7 @@ import (
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/agent"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/appstatus"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
 )
 
 // simApp is one pulled Application as its managed cluster sees it: the ManifestWork's
@@ -336,11 +336,11 @@ func (s *simApp) writeFeedback(ctx context.Context, c client.Client, since time.
 	st := &s.app.Status
 	values := []workv1.FeedbackValue{}
 	for _, v := range []struct{ name, value string }{
-		{appstatus.FeedbackHealthStatus, string(st.Health.Status)},
-		{appstatus.FeedbackSyncStatus, string(st.Sync.Status)},
-		{appstatus.FeedbackOperationStatePhase, string(st.OperationState.Phase)},
-		{appstatus.FeedbackOperationStateStartedAt, st.OperationState.StartedAt.UTC().Format(time.RFC3339)},
-		{appstatus.FeedbackSyncRevision, st.Sync.Revision},
+		{pullmodel.FeedbackHealthStatus, string(st.Health.Status)},
+		{pullmodel.FeedbackSyncStatus, string(st.Sync.Status)},
+		{pullmodel.FeedbackOperationStatePhase, string(st.OperationState.Phase)},
+		{pullmodel.FeedbackOperationStateStartedAt, st.OperationState.StartedAt.UTC().Format(time.RFC3339)},
+		{pullmodel.FeedbackSyncRevision, st.Sync.Revision},
 	} {
 		values = append(values, workv1.FeedbackValue{Name: v.name, Value: workv1.FieldValue{Type: workv1.String, String: ptr.To(v.value)}})
 	}

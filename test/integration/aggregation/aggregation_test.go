@@ -6,6 +6,8 @@ import (
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/aggregation"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"github.com/argoproj/gitops-engine/pkg/health"
@@ -214,20 +216,66 @@ var _ = Describe("MulticlusterApplicationSetReport", func() {
 			g.Expect(cur.Status.Resources).To(HaveLen(2))
 			g.Expect(cur.Status.Health.Message).NotTo(BeEmpty())
 		}).Should(Succeed())
-		Consistently(func(g Gomega) {
-			reports := &appsv1alpha1.MulticlusterApplicationSetReportList{}
-			g.Expect(k8s.List(ctx, reports, client.InNamespace(argoNamespace))).To(Succeed())
-			for _, r := range reports.Items {
-				g.Expect(r.Statuses.ClusterConditions).NotTo(ContainElement(HaveField("Cluster", c1)))
+
+		By("an ApplicationSet's Application on the same cluster, after the standalone one, reaches its report")
+		// The positive control: once the later Application's entry is in a report, the
+		// aggregation has seen the cluster's works and reports, the standalone one's too.
+		appSet := createApplicationSet(ctx, "owned-"+c1)
+		owned := createApplication(ctx, "owned-"+c1, c1, appSet)
+		setFeedback(ctx, createManifestWork(ctx, owned), healthy, "")
+		Eventually(func(g Gomega) {
+			g.Expect(getReport(ctx, g, appSet).Statuses.ClusterConditions).To(ConsistOf(HaveField("App", ContainSubstring("/"+owned.Name+"/"))))
+		}).Should(Succeed())
+		reports := &appsv1alpha1.MulticlusterApplicationSetReportList{}
+		Expect(k8s.List(ctx, reports, client.InNamespace(argoNamespace))).To(Succeed())
+		for _, r := range reports.Items {
+			Expect(r.Statuses.ClusterConditions).NotTo(ContainElement(HaveField("App", ContainSubstring("/"+app.Name+"/"))),
+				"report %s lists the standalone Application", r.Name)
+		}
+	})
+
+	It("leaves out an Application whose ManifestWork is being deleted, while a finalizer holds it", func(ctx context.Context) {
+		c1, c2 := newCluster(ctx), newCluster(ctx)
+		appSet := createApplicationSet(ctx, "leaving-"+c1)
+		staying := createApplication(ctx, c1+"-leaving", c1, appSet)
+		setFeedback(ctx, createManifestWork(ctx, staying), healthy, "")
+		leaving := createApplication(ctx, c2+"-leaving", c2, appSet)
+		leavingWork := createManifestWork(ctx, leaving)
+		setFeedback(ctx, leavingWork, healthy, "")
+		Eventually(func(g Gomega) {
+			g.Expect(getReport(ctx, g, appSet).Statuses.Summary.Clusters).To(Equal("2"))
+		}).Should(Succeed())
+
+		By("a finalizer holds the work while it is deleted, as OCM's work agent does until the spoke is clean")
+		const hold = "test.open-cluster-management.io/hold"
+		Eventually(func() error {
+			cur := &workv1.ManifestWork{}
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(leavingWork), cur); err != nil {
+				return err
 			}
-		}, 2*time.Second).Should(Succeed())
+			cur.Finalizers = append(cur.Finalizers, hold)
+			return k8s.Update(ctx, cur)
+		}).Should(Succeed())
+		Expect(k8s.Delete(ctx, leavingWork)).To(Succeed())
+		Eventually(func(g Gomega) {
+			report := getReport(ctx, g, appSet)
+			g.Expect(report.Statuses.Summary.Clusters).To(Equal("1"))
+			g.Expect(report.Statuses.ClusterConditions).To(ConsistOf(HaveField("Cluster", c1)))
+		}).Should(Succeed())
+		cur := &workv1.ManifestWork{}
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(leavingWork), cur)).To(Succeed(), "the work is still there, held by its finalizer")
+		Expect(cur.DeletionTimestamp).NotTo(BeNil())
+
+		cur.Finalizers = nil
+		Expect(k8s.Update(ctx, cur)).To(Succeed())
 	})
 
 	It("does not create a report for an ApplicationSet without pulled Applications", func(ctx context.Context) {
+		before := framework.Reconciles(aggregation.ControllerName)
 		appSet := createApplicationSet(ctx, "empty")
-		Consistently(func() bool {
-			err := k8s.Get(ctx, client.ObjectKeyFromObject(appSet), &appsv1alpha1.MulticlusterApplicationSetReport{})
-			return apierrors.IsNotFound(err)
-		}, 2*time.Second).Should(BeTrue())
+		// The controller looked at the new ApplicationSet before the absence counts.
+		Eventually(func() float64 { return framework.Reconciles(aggregation.ControllerName) }).Should(BeNumerically(">", before))
+		err := k8s.Get(ctx, client.ObjectKeyFromObject(appSet), &appsv1alpha1.MulticlusterApplicationSetReport{})
+		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "a report exists: %v", err)
 	})
 })

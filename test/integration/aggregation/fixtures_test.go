@@ -9,6 +9,7 @@ import (
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	. "github.com/onsi/ginkgo/v2"
@@ -21,8 +22,6 @@ import (
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/appstatus"
 )
 
 const argoNamespace = "argocd"
@@ -154,9 +153,9 @@ func setFeedback(ctx context.Context, mw *workv1.ManifestWork, s spoke, note str
 	GinkgoHelper()
 	var values []workv1.FeedbackValue
 	for _, v := range []struct{ name, value string }{
-		{appstatus.FeedbackHealthStatus, s.health}, {appstatus.FeedbackSyncStatus, s.sync},
-		{appstatus.FeedbackSyncRevision, s.revision}, {appstatus.FeedbackOperationStatePhase, s.phase},
-		{appstatus.FeedbackOperationStateStartedAt, s.startedAt},
+		{pullmodel.FeedbackHealthStatus, s.health}, {pullmodel.FeedbackSyncStatus, s.sync},
+		{pullmodel.FeedbackSyncRevision, s.revision}, {pullmodel.FeedbackOperationStatePhase, s.phase},
+		{pullmodel.FeedbackOperationStateStartedAt, s.startedAt},
 	} {
 		if v.value != "" {
 			values = append(values, workv1.FeedbackValue{Name: v.name, Value: workv1.FieldValue{Type: workv1.String, String: ptr.To(v.value)}})

@@ -1,7 +1,6 @@
 package aggregation_test
 
 import (
-	"errors"
 	"testing"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/aggregation"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/appstatus"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/manager"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
 
@@ -46,7 +46,7 @@ var _ = BeforeSuite(func() {
 	// binary's (pkg/manager).
 	cfg := writes.Wrap(apiServer.Config)
 	stopMgr, err = framework.RunManager(cfg, scheme, func(mgr ctrl.Manager) error {
-		return errors.Join(appstatus.NewReconciler(mgr.GetClient(), mgr.GetAPIReader()).SetupWithManager(mgr), aggregation.Setup(mgr))
+		return manager.SetupControllers(mgr, appstatus.ControllerName, aggregation.ControllerName)
 	})
 	Expect(err).NotTo(HaveOccurred())
 })

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"github.com/argoproj/gitops-engine/pkg/health"
@@ -21,8 +22,6 @@ import (
 	"k8s.io/utils/ptr"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/appstatus"
 )
 
 const argoNamespace = "argocd"
@@ -99,11 +98,11 @@ func newManifestWork(app *argov1alpha1.Application, cluster string) *workv1.Mani
 	})
 	Expect(err).NotTo(HaveOccurred())
 	paths := []workv1.JsonPath{
-		{Name: appstatus.FeedbackHealthStatus, Path: ".status.health.status"},
-		{Name: appstatus.FeedbackSyncStatus, Path: ".status.sync.status"},
-		{Name: appstatus.FeedbackOperationStatePhase, Path: ".status.operationState.phase"},
-		{Name: appstatus.FeedbackOperationStateStartedAt, Path: ".status.operationState.startedAt"},
-		{Name: appstatus.FeedbackSyncRevision, Path: ".status.sync.revision"},
+		{Name: pullmodel.FeedbackHealthStatus, Path: ".status.health.status"},
+		{Name: pullmodel.FeedbackSyncStatus, Path: ".status.sync.status"},
+		{Name: pullmodel.FeedbackOperationStatePhase, Path: ".status.operationState.phase"},
+		{Name: pullmodel.FeedbackOperationStateStartedAt, Path: ".status.operationState.startedAt"},
+		{Name: pullmodel.FeedbackSyncRevision, Path: ".status.sync.revision"},
 	}
 	mw := &workv1.ManifestWork{
 		ObjectMeta: metav1.ObjectMeta{
@@ -146,11 +145,11 @@ type spoke struct {
 func (s spoke) values() []workv1.FeedbackValue {
 	var values []workv1.FeedbackValue
 	for _, v := range []struct{ name, value string }{
-		{appstatus.FeedbackHealthStatus, s.health},
-		{appstatus.FeedbackSyncStatus, s.sync},
-		{appstatus.FeedbackOperationStatePhase, s.phase},
-		{appstatus.FeedbackOperationStateStartedAt, s.startedAt},
-		{appstatus.FeedbackSyncRevision, s.revision},
+		{pullmodel.FeedbackHealthStatus, s.health},
+		{pullmodel.FeedbackSyncStatus, s.sync},
+		{pullmodel.FeedbackOperationStatePhase, s.phase},
+		{pullmodel.FeedbackOperationStateStartedAt, s.startedAt},
+		{pullmodel.FeedbackSyncRevision, s.revision},
 	} {
 		if v.value != "" {
 			values = append(values, workv1.FeedbackValue{Name: v.name, Value: workv1.FieldValue{Type: workv1.String, String: ptr.To(v.value)}})

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/appstatus"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/manager"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
 
@@ -43,7 +44,7 @@ var _ = BeforeSuite(func() {
 	// Applications, so tests can prove that unchanged feedback causes none.
 	cfg := writes.Wrap(apiServer.Config)
 	stopMgr, err = framework.RunManager(cfg, scheme, func(mgr ctrl.Manager) error {
-		return appstatus.NewReconciler(mgr.GetClient(), mgr.GetAPIReader()).SetupWithManager(mgr)
+		return manager.SetupControllers(mgr, appstatus.ControllerName)
 	})
 	Expect(err).NotTo(HaveOccurred())
 })

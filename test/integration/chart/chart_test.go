@@ -21,8 +21,8 @@ import (
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1beta1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1beta1"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/appstatus"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/manager"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
 
@@ -119,8 +119,8 @@ var _ = Describe("The hub chart", func() {
 				ResourceMeta: workv1.ManifestResourceMeta{Group: "argoproj.io", Version: "v1alpha1", Kind: "Application",
 					Resource: "applications", Name: app.Name, Namespace: framework.ChartNamespace},
 				StatusFeedbacks: workv1.StatusFeedbackResult{Values: []workv1.FeedbackValue{
-					{Name: appstatus.FeedbackHealthStatus, Value: workv1.FieldValue{Type: workv1.String, String: ptr.To("Healthy")}},
-					{Name: appstatus.FeedbackSyncStatus, Value: workv1.FieldValue{Type: workv1.String, String: ptr.To("Synced")}},
+					{Name: pullmodel.FeedbackHealthStatus, Value: workv1.FieldValue{Type: workv1.String, String: ptr.To("Healthy")}},
+					{Name: pullmodel.FeedbackSyncStatus, Value: workv1.FieldValue{Type: workv1.String, String: ptr.To("Synced")}},
 				}},
 				Conditions: []metav1.Condition{},
 			}}

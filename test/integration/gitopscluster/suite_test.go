@@ -15,6 +15,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/gitopscluster"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/manager"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
 
@@ -50,7 +51,7 @@ var _ = BeforeSuite(func() {
 		Logger:                 recordingLogger(GinkgoLogr),
 	})
 	Expect(err).NotTo(HaveOccurred())
-	Expect(gitopscluster.Setup(mgr)).To(Succeed())
+	Expect(manager.SetupControllers(mgr, gitopscluster.ControllerName)).To(Succeed())
 
 	ctx, cancel := context.WithCancel(context.Background())
 	stopMgr = cancel

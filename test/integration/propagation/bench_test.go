@@ -84,9 +84,8 @@ func BenchmarkBurst(b *testing.B) {
 		Cache:                  manager.CacheOptions(),
 	})
 	must(b, err)
-	r := propagation.NewReconciler(mgr)
-	r.MaxConcurrentReconciles = envInt("BENCH_WORKERS", r.MaxConcurrentReconciles)
-	must(b, r.SetupWithManager(mgr))
+	// The controller as the binary wires it, with its own number of workers.
+	must(b, manager.SetupControllers(mgr, propagation.ControllerName))
 	go func() { _ = mgr.Start(ctx) }()
 
 	// Watch ManifestWorks through an informer of its own (it re-lists and re-watches
@@ -197,8 +196,8 @@ func BenchmarkBurst(b *testing.B) {
 	mu.Unlock()
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	total := last.Sub(start)
-	fmt.Printf("propagation burst: %d Applications over %d clusters, %d workers, client %.0f QPS / %d burst\n",
-		apps, clusters, r.MaxConcurrentReconciles, mgrCfg.QPS, mgrCfg.Burst)
+	fmt.Printf("propagation burst: %d Applications over %d clusters, client %.0f QPS / %d burst\n",
+		apps, clusters, mgrCfg.QPS, mgrCfg.Burst)
 	fmt.Printf("  creating the Applications: %v\n", burst.Round(time.Millisecond))
 	fmt.Printf("  until every ManifestWork exists: %v (%.0f Applications/s)\n", total.Round(time.Millisecond), float64(apps)/total.Seconds())
 	fmt.Printf("  per Application, create to ManifestWork: p50 %v, p99 %v, max %v\n",

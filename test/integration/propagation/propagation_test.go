@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"github.com/google/go-cmp/cmp"
@@ -440,7 +441,7 @@ var _ = Describe("Propagation", func() {
 		w := worksOf(ctx, client.ObjectKeyFromObject(app))[0]
 		Expect(w.Name).To(HaveLen(253))
 		Expect(w.Name).To(HavePrefix(strings.Repeat("a", 200)))
-		Expect(w.Name).To(Equal(propagation.WorkName(getApp(ctx, app))))
+		Expect(w.Name).To(Equal(pullmodel.WorkName(getApp(ctx, app))))
 	})
 
 	Describe("bad input: an Event on the Application, no ManifestWork, others unaffected", func() {

@@ -63,7 +63,7 @@ func startManager() func() {
 		Cache:                  manager.CacheOptions(),
 	})
 	Expect(err).NotTo(HaveOccurred())
-	Expect(propagation.NewReconciler(mgr).SetupWithManager(mgr)).To(Succeed())
+	Expect(manager.SetupControllers(mgr, propagation.ControllerName)).To(Succeed())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {

@@ -218,6 +218,10 @@ const (
 	// ConditionManifestWorkNotAvailable: some resources of a hub-rendered Application's
 	// ManifestWork do not exist on the cluster (its Available condition is False).
 	ConditionManifestWorkNotAvailable = "ManifestWorkNotAvailable"
+	// ConditionOperationFailed: the Application's last sync operation failed or errored.
+	// Argo CD keeps the reason in the operation's message, not in a condition; a reader of
+	// the report needs it next to the others.
+	ConditionOperationFailed = "OperationFailed"
 )
 
 // FailingResource is a resource of an Application that is not Synced or not Healthy.

@@ -1,6 +1,8 @@
-// Package report turns an Argo CD Application into what the agent reports about it. It
-// is pure: no clients, no clock, the same Application always gives the same report, so
-// the agent can compare a new report with the last one and write only on change.
+// Package report owns the vocabulary of an Application's state on both sides of the pull
+// model: converting Argo CD's Application status into the agent's report and back, which
+// resources and conditions need attention first, and how long texts are shortened. It is
+// pure: no clients, no clock, the same input always gives the same output, so writers can
+// compare a new result with the last one and write only on change.
 package report
 
 import (
@@ -15,13 +17,13 @@ import (
 // maxRevisionLength is the schema's bound on one sync revision.
 const maxRevisionLength = 256
 
-// Summarize returns the report status of app, within the ApplicationStatusReport bounds.
+// FromApplication returns the report status of app, within the ApplicationStatusReport bounds.
 // ObservedAt is left zero: when the agent observed the Application is the caller's to say.
 //
 // It reports only what the Application holds. With Argo CD v3's default
 // (status.resourceHealthSource: appTree) resources carry no health in the Application;
 // the report then carries none either and says so in ResourceHealthSource.
-func Summarize(app *argov1alpha1.Application) appsv1alpha1.ApplicationReportStatus {
+func FromApplication(app *argov1alpha1.Application) appsv1alpha1.ApplicationReportStatus {
 	var t truncation
 	st := &app.Status
 	out := appsv1alpha1.ApplicationReportStatus{
@@ -114,7 +116,7 @@ func conditions(in []argov1alpha1.ApplicationCondition, t *truncation) []appsv1a
 	}
 	if len(kept) > appsv1alpha1.MaxConditions {
 		slices.SortStableFunc(kept, func(a, b argov1alpha1.ApplicationCondition) int {
-			return cmp.Compare(conditionRank(a), conditionRank(b))
+			return cmp.Compare(ConditionRank(a.Type), ConditionRank(b.Type))
 		})
 		t.omittedConditions += len(kept) - appsv1alpha1.MaxConditions
 		kept = kept[:appsv1alpha1.MaxConditions]
@@ -137,10 +139,3 @@ func conditions(in []argov1alpha1.ApplicationCondition, t *truncation) []appsv1a
 // maxConditionTypeLength is the schema's bound on a condition type.
 const maxConditionTypeLength = 128
 
-// conditionRank orders errors before warnings and other conditions.
-func conditionRank(c argov1alpha1.ApplicationCondition) int {
-	if c.IsError() {
-		return 0
-	}
-	return 1
-}

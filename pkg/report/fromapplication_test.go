@@ -15,7 +15,7 @@ import (
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 )
 
-func TestSummarize(t *testing.T) {
+func TestFromApplication(t *testing.T) {
 	finished := metav1.NewTime(t0.Add(60e9))
 	long := strings.Repeat("é", appsv1alpha1.MaxMessageLength+10)
 	tests := map[string]struct {
@@ -140,14 +140,14 @@ func TestSummarize(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, Summarize(tt.app)); diff != "" {
-				t.Errorf("Summarize() mismatch (-want +got):\n%s", diff)
+			if diff := cmp.Diff(tt.want, FromApplication(tt.app)); diff != "" {
+				t.Errorf("FromApplication() mismatch (-want +got):\n%s", diff)
 			}
 		})
 	}
 }
 
-func TestSummarizeBoundsLists(t *testing.T) {
+func TestFromApplicationBoundsLists(t *testing.T) {
 	tests := map[string]struct {
 		app               *argov1alpha1.Application
 		wantResources     int
@@ -196,7 +196,7 @@ func TestSummarizeBoundsLists(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			got := Summarize(tt.app)
+			got := FromApplication(tt.app)
 			if len(got.Resources) != tt.wantResources || len(got.Conditions) != tt.wantConditions || len(got.Sync.Revisions) != tt.wantRevisions {
 				t.Fatalf("got %d resources, %d conditions, %d revisions; want %d, %d, %d", len(got.Resources), len(got.Conditions),
 					len(got.Sync.Revisions), tt.wantResources, tt.wantConditions, tt.wantRevisions)
@@ -228,13 +228,13 @@ func containsResource(rs []appsv1alpha1.ResourceStatusReport, name string) bool 
 	return false
 }
 
-func TestSummarizeIsDeterministic(t *testing.T) {
+func TestFromApplicationIsDeterministic(t *testing.T) {
 	a := newApplication("order").
 		resource("", "Service", "ns", "b", argov1alpha1.SyncStatusCodeSynced, nil).
 		resource("apps", "Deployment", "ns", "a", argov1alpha1.SyncStatusCodeSynced, nil).obj()
 	b := a.DeepCopy()
 	b.Status.Resources[0], b.Status.Resources[1] = b.Status.Resources[1], b.Status.Resources[0]
-	if diff := cmp.Diff(Summarize(a), Summarize(b)); diff != "" {
+	if diff := cmp.Diff(FromApplication(a), FromApplication(b)); diff != "" {
 		t.Errorf("the order Argo CD lists resources in changed the report:\n%s", diff)
 	}
 }
@@ -251,12 +251,15 @@ func TestShorten(t *testing.T) {
 		"cut with an ellipsis":     {in: "123456", max: 5, want: "1234…", wantCut: true},
 		"multi-byte within bound":  {in: "ééééé", max: 5, want: "ééééé"},
 		"multi-byte cut on a rune": {in: "éééééé", max: 5, want: "éééé…", wantCut: true},
+		"room for the ellipsis only": {in: "123456", max: 1, want: "…", wantCut: true},
+		"zero drops the text":        {in: "123456", max: 0, want: "", wantCut: true},
+		"zero keeps an empty text":   {in: "", max: 0, want: ""},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			got, cut := shorten(tt.in, tt.max)
+			got, cut := Shorten(tt.in, tt.max)
 			if got != tt.want || cut != tt.wantCut || utf8.RuneCountInString(got) > tt.max {
-				t.Errorf("shorten(%q, %d) = %q, %v; want %q, %v", tt.in, tt.max, got, cut, tt.want, tt.wantCut)
+				t.Errorf("Shorten(%q, %d) = %q, %v; want %q, %v", tt.in, tt.max, got, cut, tt.want, tt.wantCut)
 			}
 		})
 	}
@@ -284,11 +287,11 @@ func TestReportName(t *testing.T) {
 	}
 }
 
-// BenchmarkSummarize1000Resources measures summarising an Application with 1,000
+// BenchmarkFromApplication1000Resources measures summarising an Application with 1,000
 // resources, the size the report holds. It prints figures and asserts no time:
 //
 //	go test ./pkg/report/ -run '^$' -bench Summarize -benchmem
-func BenchmarkSummarize1000Resources(b *testing.B) {
+func BenchmarkFromApplication1000Resources(b *testing.B) {
 	bld := newApplication("big").sync(argov1alpha1.SyncStatusCodeSynced, "abc").health(health.HealthStatusHealthy, "").
 		operation(synccommon.OperationSucceeded, "successfully synced", true).
 		condition(argov1alpha1.ApplicationConditionSharedResourceWarning, "shared")
@@ -300,6 +303,6 @@ func BenchmarkSummarize1000Resources(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		_ = Summarize(app)
+		_ = FromApplication(app)
 	}
 }

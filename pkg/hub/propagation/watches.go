@@ -1,0 +1,83 @@
+package propagation
+
+import (
+	"context"
+	"fmt"
+
+	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
+	"k8s.io/klog/v2"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	workv1 "open-cluster-management.io/api/work/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// appClusterIndex indexes Applications by their target cluster annotation.
+const appClusterIndex = "propagation.targetCluster"
+
+// setupWithManager registers the Application index and the watches: Applications carrying
+// the pull label with any value (unmarking must reach Reconcile), their ManifestWorks, and
+// the ManagedClusters they target.
+func (r *reconciler) setupWithManager(mgr ctrl.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &argov1alpha1.Application{}, appClusterIndex, indexAppByCluster); err != nil {
+		return fmt.Errorf("indexing Applications by target cluster: %w", err)
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		For(&argov1alpha1.Application{}, builder.WithPredicates(pullmodel.PullLabelPredicate())).
+		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(workToApp),
+			builder.WithPredicates(pullmodel.PullLabelPredicate())).
+		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(r.clusterToApps),
+			builder.WithPredicates(clusterTargetability())).
+		WithOptions(controller.Options{MaxConcurrentReconciles: maxConcurrentReconciles}).
+		Complete(r)
+}
+
+func indexAppByCluster(obj client.Object) []string {
+	if c := obj.GetAnnotations()[apps.AnnotationOCMManagedCluster]; c != "" {
+		return []string{c}
+	}
+	return nil
+}
+
+func workToApp(_ context.Context, obj client.Object) []reconcile.Request {
+	if key, ok := pullmodel.HubApplication(obj); ok {
+		return []reconcile.Request{{NamespacedName: key}}
+	}
+	return nil
+}
+
+func (r *reconciler) clusterToApps(ctx context.Context, obj client.Object) []reconcile.Request {
+	list := &argov1alpha1.ApplicationList{}
+	if err := r.client.List(ctx, list, client.MatchingFields{appClusterIndex: obj.GetName()}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing the Applications of a ManagedCluster", "managedCluster", klog.KObj(obj))
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	}
+	return reqs
+}
+
+// clusterTargetability passes ManagedCluster events that can change whether the cluster
+// is a target: creation, deletion, deletion started, local-cluster label changed.
+func clusterTargetability() predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			if e.ObjectOld == nil || e.ObjectNew == nil {
+				return false
+			}
+			return (e.ObjectOld.GetDeletionTimestamp() == nil) != (e.ObjectNew.GetDeletionTimestamp() == nil) ||
+				e.ObjectOld.GetLabels()[LabelLocalCluster] != e.ObjectNew.GetLabels()[LabelLocalCluster]
+		},
+	}
+}

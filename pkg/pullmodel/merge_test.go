@@ -1,0 +1,129 @@
+package pullmodel
+
+import (
+	"testing"
+
+	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
+
+	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	"github.com/argoproj/gitops-engine/pkg/health"
+	synccommon "github.com/argoproj/gitops-engine/pkg/sync/common"
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+)
+
+// reportStatus is a fixture builder for agent report statuses.
+type reportStatus struct {
+	s appsv1alpha1.ApplicationReportStatus
+}
+
+func newReportStatus(observedAt metav1.Time) *reportStatus {
+	return &reportStatus{s: appsv1alpha1.ApplicationReportStatus{ObservedAt: observedAt}}
+}
+
+func (b *reportStatus) state(h appsv1alpha1.HealthStatusCode, message string, s appsv1alpha1.SyncStatusCode, revision string) *reportStatus {
+	b.s.Health = appsv1alpha1.HealthReport{Status: h, Message: message}
+	b.s.Sync = appsv1alpha1.SyncReport{Status: s, Revision: revision}
+	return b
+}
+
+func (b *reportStatus) operation(phase appsv1alpha1.OperationPhase, startedAt metav1.Time, message string) *reportStatus {
+	b.s.OperationState = &appsv1alpha1.OperationStateReport{Phase: phase, StartedAt: &startedAt, Message: message, FinishedAt: &later}
+	return b
+}
+
+func (b *reportStatus) details() *reportStatus {
+	b.s.Conditions = []appsv1alpha1.ApplicationConditionReport{{Type: "SyncError", Message: "Deployment guestbook-ui failed", LastTransitionTime: &started}}
+	b.s.Resources = []appsv1alpha1.ResourceStatusReport{{
+		Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "guestbook", Name: "guestbook-ui",
+		Status: appsv1alpha1.SyncStatusOutOfSync, Health: &appsv1alpha1.ResourceHealthReport{Status: appsv1alpha1.HealthStatusDegraded, Message: "0/1"},
+	}}
+	return b
+}
+
+func (b *reportStatus) obj() *appsv1alpha1.ApplicationReportStatus { return b.s.DeepCopy() }
+
+func TestMergeScalars(t *testing.T) {
+	fbAt := func(startedAt metav1.Time) Scalars {
+		return Scalars{
+			Health: ptr.To(health.HealthStatusProgressing), Sync: ptr.To(argov1alpha1.SyncStatusCodeSynced), Revision: ptr.To("fb"),
+			OperationPhase: ptr.To(synccommon.OperationRunning), OperationStartedAt: &startedAt,
+		}
+	}
+	reported := newReportStatus(later).state(appsv1alpha1.HealthStatusHealthy, "", appsv1alpha1.SyncStatusSynced, "rep").
+		operation(appsv1alpha1.OperationSucceeded, started, "").obj()
+	fromReport := Scalars{
+		Health: ptr.To(health.HealthStatusHealthy), Sync: ptr.To(argov1alpha1.SyncStatusCodeSynced), Revision: ptr.To("rep"),
+		OperationPhase: ptr.To(synccommon.OperationSucceeded), OperationStartedAt: &started,
+	}
+	tests := map[string]struct {
+		fb         Scalars
+		report     *appsv1alpha1.ApplicationReportStatus
+		available  bool
+		want       Scalars
+		wantSource ScalarSource
+	}{
+		"no report: feedback": {
+			fb: fbAt(started), available: true, want: fbAt(started), wantSource: SourceFeedback,
+		},
+		"agent not available: feedback, however new the report": {
+			fb: fbAt(started), report: reported, want: fbAt(started), wantSource: SourceFeedback,
+		},
+		"report observed after the feedback's operation started: report": {
+			fb: fbAt(started), report: reported, available: true, want: fromReport, wantSource: SourceReport,
+		},
+		"report observed the same second the operation started: report (at least as new)": {
+			fb: fbAt(later), report: reported, available: true, want: fromReport, wantSource: SourceReport,
+		},
+		"feedback shows an operation started after the report: feedback": {
+			fb: fbAt(now), report: reported, available: true, want: fbAt(now), wantSource: SourceFeedback,
+		},
+		"feedback without an operation: report": {
+			fb: Scalars{Health: ptr.To(health.HealthStatusDegraded)}, report: reported, available: true, want: fromReport, wantSource: SourceReport,
+		},
+		"report without values: the feedback fills them": {
+			fb: fbAt(started), report: newReportStatus(later).obj(), available: true, want: fbAt(started), wantSource: SourceReport,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got, source := MergeScalars(tc.fb, tc.report, tc.available)
+			if source != tc.wantSource {
+				t.Errorf("source = %s, want %s", source, tc.wantSource)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("scalars (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestAgentAvailabilityOf(t *testing.T) {
+	mca := func(conditions ...metav1.Condition) *addonv1alpha1.ManagedClusterAddOn {
+		return &addonv1alpha1.ManagedClusterAddOn{
+			ObjectMeta: metav1.ObjectMeta{CreationTimestamp: started},
+			Status:     addonv1alpha1.ManagedClusterAddOnStatus{Conditions: conditions},
+		}
+	}
+	available := func(s metav1.ConditionStatus) metav1.Condition {
+		return metav1.Condition{Type: addonv1alpha1.ManagedClusterAddOnConditionAvailable, Status: s, Reason: "Lease", LastTransitionTime: later}
+	}
+	tests := map[string]struct {
+		mca  *addonv1alpha1.ManagedClusterAddOn
+		want AgentAvailability
+	}{
+		"no addon":               {want: AgentAvailability{Reason: "the argocd-pull addon is not enabled on the cluster"}},
+		"no Available condition": {mca: mca(), want: AgentAvailability{Since: &started, Reason: "the agent has not reported available yet"}},
+		"Available True":         {mca: mca(available(metav1.ConditionTrue)), want: AgentAvailability{Available: true, Since: &later}},
+		"Available Unknown":      {mca: mca(available(metav1.ConditionUnknown)), want: AgentAvailability{Since: &later, Reason: "Available is Unknown (Lease)"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, AgentAvailabilityOf(tc.mca)); diff != "" {
+				t.Errorf("availability (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
