@@ -78,8 +78,9 @@ fmt-check: ## Fail when a Go file is not gofmt'ed.
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 .PHONY: vet
-vet: ## Run go vet.
+vet: ## Run go vet, also on the files behind the e2e build tag (the e2e suites and their helpers).
 	$(GO) vet ./...
+	$(GO) vet -tags e2e ./...
 
 .PHONY: lint
 lint: fmt-check vet ## gofmt and go vet.
