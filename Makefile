@@ -63,7 +63,7 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy code and CRD manifests from pkg
 manifests: generate ## Alias of generate (CRDs are the only generated manifests).
 
 .PHONY: verify
-verify: $(CONTROLLER_GEN) fmt-check ## Fail when generated files are stale (regenerates and compares) or Go files are not gofmt'ed.
+verify: $(CONTROLLER_GEN) fmt-check ## Fail when generated files are stale (regenerates and compares), Go files are not gofmt'ed or a hub controller imports another.
 	@before=$$(mktemp -d); trap 'rm -rf "$$before"' EXIT; \
 	mkdir -p "$$before/apis" "$$before/crds"; \
 	cp -r pkg/apis/. "$$before/apis"; cp -r $(CRD_DIR)/. "$$before/crds"; \
@@ -71,6 +71,11 @@ verify: $(CONTROLLER_GEN) fmt-check ## Fail when generated files are stale (rege
 	if ! diff -r "$$before/apis" pkg/apis >/dev/null || ! diff -r "$$before/crds" $(CRD_DIR) >/dev/null; then \
 		echo "Generated files were stale and have been regenerated; review and commit them:"; \
 		diff -r "$$before/apis" pkg/apis | head -40; diff -r "$$before/crds" $(CRD_DIR) | head -40; exit 1; fi
+	@GO=$(GO) ./hack/verify-imports.sh
+
+.PHONY: verify-imports
+verify-imports: ## Fail when a package of one hub controller (pkg/hub/<controller>, tests included) depends on another's.
+	@GO=$(GO) ./hack/verify-imports.sh
 
 .PHONY: fmt-check
 fmt-check: ## Fail when a Go file is not gofmt'ed.
@@ -78,7 +83,7 @@ fmt-check: ## Fail when a Go file is not gofmt'ed.
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 .PHONY: vet
-vet: ## Run go vet, also on the files behind the e2e build tag (the e2e suites and their helpers).
+vet: ## Run go vet, also with -tags e2e (the e2e suites and their helpers).
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./...
 
