@@ -18,6 +18,26 @@ CRD_DIR := charts/argocd-pull-integration/crds
 # The API server binaries the tests run against, built from the Go module proxy.
 ENVTEST_ASSETS := $(BIN)/envtest
 
+# The renderers `cmp generate` runs for Kustomize and Helm sources (pkg/cmp), built from
+# the Go module proxy so that pkg/cmp's tests run the real tools, not stand-ins. Kustomize
+# v5.7.1 is the release built on kustomize/api v0.20.1, the version our go.mod and
+# hack/argocd's Argo CD v3.2.11 link; Helm is the version of our go.mod's helm.sh/helm/v3,
+# whose engine the chart tests use.
+KUSTOMIZE_VERSION := v5.7.1
+KUSTOMIZE := $(BIN)/kustomize-$(KUSTOMIZE_VERSION)
+HELM_VERSION := v3.19.5
+HELM := $(BIN)/helm-$(HELM_VERSION)
+# What Helm's own release build stamps (its Makefile's LDFLAGS): the version `helm version`
+# prints, and the Kubernetes version `helm template` renders as .Capabilities.KubeVersion,
+# 1.(minor of its k8s.io/client-go): v0.34 for Helm v3.19.5. Without them a `go install`ed
+# helm says v3.19 and Kubernetes v1.20.
+HELM_LDFLAGS := -s -w -X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION) \
+	-X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=34 \
+	-X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=34
+# How pkg/cmp's tests find them (pkg/cmp/tools_test.go); they fail when these are unset
+# and neither tool is on PATH.
+RENDERER_ENV := KUSTOMIZE=$(KUSTOMIZE) HELM=$(HELM)
+
 .DEFAULT_GOAL := help
 
 ##@ General
@@ -43,7 +63,7 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy code and CRD manifests from pkg
 manifests: generate ## Alias of generate (CRDs are the only generated manifests).
 
 .PHONY: verify
-verify: $(CONTROLLER_GEN) fmt-check ## Fail when generated files are stale (regenerates and compares) or Go files are not gofmt'ed.
+verify: $(CONTROLLER_GEN) fmt-check ## Fail when generated files are stale (regenerates and compares), Go files are not gofmt'ed or a hub controller imports another.
 	@before=$$(mktemp -d); trap 'rm -rf "$$before"' EXIT; \
 	mkdir -p "$$before/apis" "$$before/crds"; \
 	cp -r pkg/apis/. "$$before/apis"; cp -r $(CRD_DIR)/. "$$before/crds"; \
@@ -51,6 +71,11 @@ verify: $(CONTROLLER_GEN) fmt-check ## Fail when generated files are stale (rege
 	if ! diff -r "$$before/apis" pkg/apis >/dev/null || ! diff -r "$$before/crds" $(CRD_DIR) >/dev/null; then \
 		echo "Generated files were stale and have been regenerated; review and commit them:"; \
 		diff -r "$$before/apis" pkg/apis | head -40; diff -r "$$before/crds" $(CRD_DIR) | head -40; exit 1; fi
+	@GO=$(GO) ./hack/verify-imports.sh
+
+.PHONY: verify-imports
+verify-imports: ## Fail when a package of one hub controller (pkg/hub/<controller>, tests included) depends on another's.
+	@GO=$(GO) ./hack/verify-imports.sh
 
 .PHONY: fmt-check
 fmt-check: ## Fail when a Go file is not gofmt'ed.
@@ -58,8 +83,9 @@ fmt-check: ## Fail when a Go file is not gofmt'ed.
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 .PHONY: vet
-vet: ## Run go vet.
+vet: ## Run go vet, also with -tags e2e (the e2e suites and their helpers).
 	$(GO) vet ./...
+	$(GO) vet -tags e2e ./...
 
 .PHONY: lint
 lint: fmt-check vet ## gofmt and go vet.
@@ -74,9 +100,15 @@ envtest: ## Build kube-apiserver, etcd and kube-controller-manager into bin/envt
 argocd: ## Build the Argo CD v3 components the fleet tests run into bin/argocd (cached; cold ~8 min).
 	GO=$(GO) ./hack/build-argocd.sh
 
+.PHONY: kustomize
+kustomize: $(KUSTOMIZE) ## Build kustomize into bin/ for pkg/cmp's tests (cached).
+
+.PHONY: helm
+helm: $(HELM) ## Build helm into bin/ for pkg/cmp's tests (cached).
+
 .PHONY: test
-test: verify vet envtest argocd debian-packages ## Everything: verify, vet, unit and integration tests on real API servers, the Argo CD smoke test and the e2e suite on a real fleet.
-	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) test ./... -count=1 -timeout 30m
+test: verify vet envtest argocd debian-packages $(KUSTOMIZE) $(HELM) ## Everything: verify, vet, unit and integration tests on real API servers, the Argo CD smoke test and the e2e suite on a real fleet.
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(RENDERER_ENV) $(GO) test ./... -count=1 -timeout 30m
 	$(MAKE) --no-print-directory test-argocd-smoke test-e2e
 
 # Debian packages the fleet tests need and a fresh Debian machine may lack: git (Argo CD's
@@ -113,13 +145,31 @@ test-fleet-smoke: envtest ## Smoke-test the OCM fleet alone: hub + 2 clusters jo
 		-args -ginkgo.label-filter=ocm $(FLEET_SMOKE_ARGS)
 
 .PHONY: test-unit
-test-unit: ## Unit tests only (no API server).
-	$(GO) test ./pkg/... ./cmd/... -count=1
+test-unit: $(KUSTOMIZE) $(HELM) ## Unit tests only (no API server; pkg/cmp runs the real kustomize and helm).
+	$(RENDERER_ENV) $(GO) test ./pkg/... ./cmd/... -count=1
 
 $(CONTROLLER_GEN):
 	mkdir -p $(BIN)/tmp
 	GOBIN=$(BIN)/tmp $(GO) install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
 	mv $(BIN)/tmp/controller-gen $@
+
+# Built into a private temporary directory next to the target and moved into place: bin/
+# may be shared by several checkouts building at once, and a half-written binary must never
+# carry the versioned name that marks it built. `go install module/cmd@version` resolves
+# the tool's own go.mod, not ours.
+$(KUSTOMIZE):
+	@mkdir -p $(BIN)
+	@tmp=$$(mktemp -d $(BIN)/.build-kustomize.XXXXXX); trap 'rm -rf "$$tmp"' EXIT; \
+	echo "building kustomize $(KUSTOMIZE_VERSION) into $@"; \
+	GOBIN=$$tmp $(GO) install -trimpath -ldflags "-s -w" sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION) && \
+	mv "$$tmp/kustomize" $@
+
+$(HELM):
+	@mkdir -p $(BIN)
+	@tmp=$$(mktemp -d $(BIN)/.build-helm.XXXXXX); trap 'rm -rf "$$tmp"' EXIT; \
+	echo "building helm $(HELM_VERSION) into $@"; \
+	GOBIN=$$tmp $(GO) install -trimpath -ldflags "$(HELM_LDFLAGS)" helm.sh/helm/v3/cmd/helm@$(HELM_VERSION) && \
+	mv "$$tmp/helm" $@
 
 ##@ Sandbox
 

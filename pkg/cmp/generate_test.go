@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -38,22 +37,25 @@ func environment(t *testing.T, vars map[string]string) Environment {
 
 // TestGenerateGolden renders testdata/<case>/source and compares with
 // testdata/<case>/manifestwork.golden; go test ./pkg/cmp -run Golden -update rewrites them.
+// The kustomize and helm cases run the real tools (tools_test.go).
 func TestGenerateGolden(t *testing.T) {
 	tests := map[string]struct {
 		env       map[string]string
-		needsTool string
+		renderers bool
 	}{
 		"plain":          {env: guestbookEnv()},
 		"multi-document": {env: guestbookEnv()},
 		"nested":         {env: guestbookEnv()},
-		"kustomize":      {env: guestbookEnv(), needsTool: kustomizeBinary},
+		"kustomize":      {env: guestbookEnv(), renderers: true},
+		// helm template named after the Application, in NAMESPACE, with the HELM_VALUES
+		// files in order: the chart's templates and values files say where each value of
+		// the golden comes from.
+		"helm": {env: with(guestbookEnv(), EnvHelmValues, "values-common.yaml, values-prod.yaml"), renderers: true},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			if tt.needsTool != "" {
-				if _, err := exec.LookPath(tt.needsTool); err != nil {
-					t.Skipf("%s is not installed", tt.needsTool)
-				}
+			if tt.renderers {
+				useRenderers(t)
 			}
 			dir := filepath.Join("testdata", name)
 			got, err := Generate(context.Background(), filepath.Join(dir, "source"), environment(t, tt.env))
@@ -191,63 +193,75 @@ func TestGenerateRejectsBadInput(t *testing.T) {
 	}
 }
 
-// TestGenerateRunsTheRenderer checks the kustomize and helm invocations with stand-ins
-// that print what they were asked, so it runs without either tool installed.
-func TestGenerateRunsTheRenderer(t *testing.T) {
+// TestGenerateKustomizeOverChart: a kustomization next to a Chart.yaml is rendered by
+// kustomize, as Argo CD's discovery does, even though the chart would render with helm.
+func TestGenerateKustomizeOverChart(t *testing.T) {
+	useRenderers(t)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"kustomization.yaml":  "resources: [cm.yaml]\n",
+		"cm.yaml":             configMap("from-kustomize", ""),
+		"Chart.yaml":          "apiVersion: v2\nname: web\nversion: 0.1.0\n",
+		"templates/helm.yaml": configMap("from-helm", ""),
+	})
+	out, err := Generate(context.Background(), dir, environment(t, guestbookEnv()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), "name: from-kustomize\n") || strings.Contains(string(out), "from-helm") {
+		t.Errorf("want kustomize's ConfigMap from-kustomize and none of the chart's:\n%s", out)
+	}
+}
+
+// TestGenerateReportsRendererFailure: when the real tool fails, the error names the
+// command line and carries the tool's own message from stderr.
+func TestGenerateReportsRendererFailure(t *testing.T) {
 	tests := map[string]struct {
-		files    map[string]string
-		env      map[string]string
-		wantArgs string
+		files map[string]string
+		env   map[string]string
+		want  []string // substrings of the error, in order
 	}{
-		"kustomize build in the source path": {
-			files:    map[string]string{"kustomization.yaml": "resources: []\n", "Chart.yaml": "name: ignored\n"},
-			env:      guestbookEnv(),
-			wantArgs: "kustomize build .",
+		"kustomize with a missing resource": {
+			files: map[string]string{"kustomization.yaml": "resources: [missing.yaml]\n"},
+			env:   guestbookEnv(),
+			want:  []string{"kustomize build . failed: Error: accumulating resources: ", "missing.yaml", "no such file or directory"},
 		},
-		"helm template named after the Application, in NAMESPACE, with HELM_VALUES": {
-			files:    map[string]string{"Chart.yaml": "apiVersion: v2\nname: web\nversion: 0.1.0\n"},
-			env:      with(guestbookEnv(), EnvHelmValues, "values.yaml, values-prod.yaml"),
-			wantArgs: "helm template guestbook . --namespace guestbook --values values.yaml --values values-prod.yaml",
+		"helm with a required value unset": {
+			files: map[string]string{
+				"Chart.yaml":        "apiVersion: v2\nname: web\nversion: 0.1.0\n",
+				"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ required \"values must set name\" .Values.name }}\n",
+			},
+			env:  guestbookEnv(),
+			want: []string{"helm template guestbook . --namespace guestbook failed: Error: execution error at (web/templates/cm.yaml", "values must set name"},
+		},
+		"helm with a values file that does not exist": {
+			files: map[string]string{
+				"Chart.yaml":        "apiVersion: v2\nname: web\nversion: 0.1.0\n",
+				"values-prod.yaml":  "name: web\n",
+				"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ required \"values must set name\" .Values.name }}\n",
+			},
+			env:  with(guestbookEnv(), EnvHelmValues, "values-prod.yaml,values-typo.yaml"),
+			want: []string{"helm template guestbook . --namespace guestbook --values values-prod.yaml --values values-typo.yaml failed: Error: ", "values-typo.yaml"},
 		},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			bin := t.TempDir()
-			for _, tool := range []string{kustomizeBinary, helmBinary} {
-				// Prints a ConfigMap recording its own command line.
-				script := "#!/bin/sh\nprintf 'apiVersion: v1\\nkind: ConfigMap\\nmetadata:\\n  name: rendered\\ndata:\\n  args: \"%s\"\\n' \"" + tool + " $*\"\n"
-				if err := os.WriteFile(filepath.Join(bin, tool), []byte(script), 0o755); err != nil {
-					t.Fatal(err)
-				}
-			}
-			t.Setenv("PATH", bin)
+			useRenderers(t)
 			dir := t.TempDir()
 			writeFiles(t, dir, tt.files)
-			out, err := Generate(context.Background(), dir, environment(t, tt.env))
-			if err != nil {
-				t.Fatal(err)
+			_, err := Generate(context.Background(), dir, environment(t, tt.env))
+			if err == nil {
+				t.Fatalf("no error, want one containing %q", tt.want)
 			}
-			// YAML folds long strings: compare with whitespace collapsed.
-			if !strings.Contains(strings.Join(strings.Fields(string(out)), " "), "args: "+tt.wantArgs+" kind:") {
-				t.Errorf("renderer not run as %q:\n%s", tt.wantArgs, out)
+			rest := err.Error()
+			for _, w := range tt.want {
+				i := strings.Index(rest, w)
+				if i < 0 {
+					t.Fatalf("error = %q, want %q in order", err, tt.want)
+				}
+				rest = rest[i+len(w):]
 			}
 		})
-	}
-}
-
-func TestGenerateReportsRendererFailure(t *testing.T) {
-	bin := t.TempDir()
-	script := "#!/bin/sh\necho 'Error: accumulating resources: missing.yaml: no such file' >&2\nexit 1\n"
-	if err := os.WriteFile(filepath.Join(bin, kustomizeBinary), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", bin)
-	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{"kustomization.yaml": "resources: [missing.yaml]\n"})
-	_, err := Generate(context.Background(), dir, environment(t, guestbookEnv()))
-	want := "kustomize build . failed: Error: accumulating resources: missing.yaml: no such file"
-	if err == nil || err.Error() != want {
-		t.Errorf("error = %v, want %q", err, want)
 	}
 }
 
