@@ -60,8 +60,8 @@ import (
 // ControllerName names the controller in logs and metrics.
 const ControllerName = "appstatus"
 
-// maxConcurrentReconciles: with one worker a churn of 50 status changes per second over
-// 1,000 Applications queued ~900 deep (docs/benchmarks.md).
+// maxConcurrentReconciles: one worker fell far behind a churn of status changes in the
+// scale benchmark (docs/benchmarks.md); each reconcile mostly waits for one write.
 const maxConcurrentReconciles = 10
 
 // reconciler mirrors the spoke's state of a pulled Application into the hub Application's
