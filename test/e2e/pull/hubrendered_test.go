@@ -28,7 +28,7 @@ import (
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/fleet"
 )
 
-// Hub-rendered delivery (issue 7, docs/cmp.md) with the examples as they ship: the hub's
+// Hub-rendered delivery (docs/cmp.md) with the examples as they ship: the hub's
 // Argo CD renders the guestbook through the chart's ocm-manifestwork plugin (our binary in
 // its CMP sidecar) into one ManifestWork in hubRenderedCluster's namespace; OCM's work agent
 // applies it on that cluster, which runs neither Argo CD nor the addon; the chart's health
@@ -52,7 +52,7 @@ const (
 	guestbookName = "guestbook-ui"
 )
 
-var _ = Describe("Hub-rendered delivery (issue 7)", Ordered, ContinueOnFailure, func() {
+var _ = Describe("Hub-rendered delivery", Ordered, ContinueOnFailure, func() {
 	var (
 		gitRepo *fleet.LocalGitRepo
 		head    string

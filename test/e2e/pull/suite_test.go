@@ -1,12 +1,12 @@
 //go:build e2e
 
-// Package pull_test is the end-to-end suite of the pull model (issue 6) on a real fleet
+// Package pull_test is the end-to-end suite of the pull model on a real fleet
 // (test/fleet): a hub and two managed clusters, each its own kube-apiserver, etcd and
 // kube-controller-manager, joined with real OCM; real Argo CD v3 (repo-server and
 // application-controller on each cluster, the applicationset-controller on the hub); the
 // hub chart applied to the hub; our manager and one agent per cluster as processes of the
 // built binary, with the credentials the chart's ServiceAccount and addon registration give
-// them. For hub-rendered delivery (issue 7) a third cluster runs neither Argo CD nor the
+// them. For hub-rendered delivery (docs/cmp.md) a third cluster runs neither Argo CD nor the
 // addon, and the hub runs Argo CD itself with the chart's Config Management Plugin.
 //
 // Run it with `make test-e2e` (`make test` runs it too). It is behind the e2e build tag
@@ -50,7 +50,7 @@ var (
 	fleetDir string
 	clusters = []string{"cluster1", "cluster2"}
 	// hubRenderedCluster runs no Argo CD and no addon (PullFleetOptions.
-	// ClustersWithoutPullModel): hub-rendered delivery reaches it (issue 7). It stays out
+	// ClustersWithoutPullModel): hub-rendered delivery reaches it. It stays out
 	// of the default ManagedClusterSet, and so out of the guestbook's Placement.
 	hubRenderedCluster = "cluster3"
 )
