@@ -26,7 +26,7 @@ import (
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/fleet"
 )
 
-// Scenarios 2 and 3 of issue 6: errors on a cluster reach the hub. They use their own
+// Errors on a cluster reach the hub. They use their own
 // git repository, ManagedClusterSetBinding (the "global" set), Placement (cluster1 only,
 // by a label of their own), GitOpsCluster and one ApplicationSet per spec, and wait at
 // the end until everything their ApplicationSet made is gone, so scenario 1 sees the

@@ -234,7 +234,7 @@ var _ = Describe("Hub-rendered delivery", Ordered, ContinueOnFailure, func() {
 		AddReportEntry("Healthy on the hub after the rollout", time.Since(start).Round(100*time.Millisecond).String())
 	})
 
-	// The hub aggregation of hub-rendered Applications (issue 7, pkg/hub/aggregation, the
+	// The hub aggregation of hub-rendered Applications (pkg/hub/aggregation, the
 	// report section of docs/cmp.md).
 	It("shows the cluster in the ApplicationSet's report", func(ctx SpecContext) {
 		Eventually(func(g Gomega) {
