@@ -8,11 +8,11 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"k8s.io/client-go/rest"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/agent"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/suite"
 )
 
 // The hub and the managed cluster are two API servers; the agent under test runs in this
@@ -28,17 +28,12 @@ var (
 )
 
 func TestAgent(t *testing.T) {
-	SetDefaultEventuallyTimeout(30 * time.Second)
-	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
-	SetDefaultConsistentlyDuration(3 * time.Second)
-	SetDefaultConsistentlyPollingInterval(100 * time.Millisecond)
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "Agent against a real hub and a real managed-cluster kube-apiserver")
+	suite.Run(t, "Agent against a real hub and a real managed-cluster kube-apiserver",
+		suite.EventuallyDefaults(30*time.Second, 100*time.Millisecond),
+		suite.ConsistentlyDefaults(3*time.Second, 100*time.Millisecond))
 }
 
 var _ = BeforeSuite(func() {
-	ctrl.SetLogger(GinkgoLogr)
-
 	var err error
 	hubServer, err = framework.StartAPIServer()
 	Expect(err).NotTo(HaveOccurred())

@@ -16,6 +16,7 @@ import (
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/gitopscluster"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/suite"
 )
 
 var (
@@ -27,13 +28,10 @@ var (
 )
 
 func TestGitOpsCluster(t *testing.T) {
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "GitOpsCluster controller on a real kube-apiserver")
+	suite.Run(t, "GitOpsCluster controller on a real kube-apiserver")
 }
 
 var _ = BeforeSuite(func() {
-	ctrl.SetLogger(GinkgoLogr)
-
 	var err error
 	apiServer, err = framework.StartAPIServer()
 	Expect(err).NotTo(HaveOccurred())

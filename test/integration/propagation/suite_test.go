@@ -17,6 +17,7 @@ import (
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/propagation"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/manager"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/suite"
 )
 
 var (
@@ -27,15 +28,14 @@ var (
 )
 
 func TestPropagation(t *testing.T) {
-	RegisterFailHandler(Fail)
-	SetDefaultEventuallyTimeout(30 * time.Second)
-	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
-	SetDefaultConsistentlyDuration(2 * time.Second)
-	RunSpecs(t, "Propagation on a real kube-apiserver")
+	// Consistently polls at Gomega's default 10ms, as this suite's specs always have: the
+	// finer polling catches a ManifestWork that exists only briefly.
+	suite.Run(t, "Propagation on a real kube-apiserver",
+		suite.EventuallyDefaults(30*time.Second, 100*time.Millisecond),
+		suite.ConsistentlyDefaults(2*time.Second, 10*time.Millisecond))
 }
 
 var _ = BeforeSuite(func() {
-	ctrl.SetLogger(GinkgoLogr)
 	var err error
 	apiServer, err = framework.StartAPIServer()
 	Expect(err).NotTo(HaveOccurred())
