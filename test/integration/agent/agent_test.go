@@ -2,7 +2,6 @@ package agent_test
 
 import (
 	"fmt"
-	"net"
 	"time"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
@@ -21,6 +20,7 @@ import (
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/report"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
 
 var _ = Describe("Agent", Ordered, func() {
@@ -293,7 +293,9 @@ var _ = Describe("Agent", Ordered, func() {
 			const deadHubNamespace = "dead-hub-agent"
 			Expect(managed.Create(ctx, namespace(deadHubNamespace))).To(Succeed())
 			deadHub := rest.CopyConfig(hubServer.Config)
-			deadHub.Host = "https://" + deadLoopbackAddress()
+			ports, err := framework.FreePorts(1)
+			Expect(err).NotTo(HaveOccurred())
+			deadHub.Host = "https://" + framework.LoopbackAddress(ports[0]) // nothing listens there
 			unhealthy := startAgent(func(o *agent.Options) {
 				o.HubConfig = deadHub
 				o.ManagedConfig = rest.CopyConfig(managedServer.Config)
@@ -345,14 +347,4 @@ func addonCondition() metav1.Condition {
 		return *c
 	}
 	return metav1.Condition{}
-}
-
-// deadLoopbackAddress is a loopback address nothing listens on.
-func deadLoopbackAddress() string {
-	GinkgoHelper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	Expect(err).NotTo(HaveOccurred())
-	addr := l.Addr().String()
-	Expect(l.Close()).To(Succeed())
-	return addr
 }

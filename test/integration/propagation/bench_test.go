@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -62,14 +61,14 @@ func BenchmarkBurst(b *testing.B) {
 	must(b, err)
 
 	must(b, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: appNamespace}}))
-	parallel(b, clusters, 16, func(i int) error {
+	must(b, framework.Parallel(ctx, clusters, 16, func(i int) error {
 		name := fmt.Sprintf("bench%d", i)
 		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
 			return err
 		}
 		return c.Create(ctx, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: name},
 			Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: true}})
-	})
+	}))
 
 	// The manager's client limits are the binary's defaults (--kube-api-qps/--kube-api-burst),
 	// unless BENCH_QPS and BENCH_BURST say otherwise.
@@ -161,14 +160,14 @@ func BenchmarkBurst(b *testing.B) {
 	// The API server and etcd are child processes: find them by the ports they serve.
 	apiserverPID, etcdPID := server.PIDs()
 	apiserverCPU0, etcdCPU0 := framework.ProcessCPUSeconds(apiserverPID), framework.ProcessCPUSeconds(etcdPID)
-	cpu0 := cpuSeconds()
+	cpu0 := framework.ProcessCPUSeconds(os.Getpid())
 	created := make([]time.Time, apps)
 	b.ResetTimer()
 	start := time.Now()
-	parallel(b, apps, 32, func(i int) error {
+	must(b, framework.Parallel(ctx, apps, 32, func(i int) error {
 		created[i] = time.Now()
 		return c.Create(ctx, newBenchApp(fmt.Sprintf("app-%d", i), fmt.Sprintf("bench%d", i%clusters)))
-	})
+	}))
 	burst := time.Since(start)
 	select {
 	case <-allSeen:
@@ -207,7 +206,7 @@ func BenchmarkBurst(b *testing.B) {
 		watchLag[len(watchLag)/2].Round(time.Millisecond), watchLag[len(watchLag)*99/100].Round(time.Millisecond))
 	fmt.Printf("  Application create to seen through a watch: p50 %v, p99 %v\n",
 		appLag[len(appLag)/2].Round(time.Millisecond), appLag[len(appLag)*99/100].Round(time.Millisecond))
-	fmt.Printf("  test process (manager + load generator): CPU %.1fs during the burst, peak RSS %s\n", cpuSeconds()-cpu0, peakRSS())
+	fmt.Printf("  test process (manager + load generator): CPU %.1fs during the burst, peak RSS %s\n", framework.ProcessCPUSeconds(os.Getpid())-cpu0, peakRSS())
 	fmt.Printf("  kube-apiserver CPU %.1fs, etcd CPU %.1fs during the burst\n",
 		framework.ProcessCPUSeconds(apiserverPID)-apiserverCPU0, framework.ProcessCPUSeconds(etcdPID)-etcdCPU0)
 	b.ReportMetric(total.Seconds(), "s-total")
@@ -256,42 +255,6 @@ func envInt(name string, def int) int {
 		return v
 	}
 	return def
-}
-
-// parallel runs f(0..n-1) on workers goroutines and fails b on the first error.
-func parallel(b *testing.B, n, workers int, f func(int) error) {
-	b.Helper()
-	next := make(chan int)
-	errs := make(chan error, n)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				if err := f(i); err != nil {
-					errs <- err
-				}
-			}
-		}()
-	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		b.Fatal(err)
-	}
-}
-
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
 func peakRSS() string {
