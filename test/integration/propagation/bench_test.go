@@ -18,14 +18,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
-	"k8s.io/utils/ptr"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	pullmodel "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/propagation"
@@ -75,18 +72,14 @@ func BenchmarkBurst(b *testing.B) {
 	mgrCfg := rest.CopyConfig(server.Config)
 	defaults := manager.NewOptions().Endpoints
 	mgrCfg.QPS, mgrCfg.Burst = float32(envInt("BENCH_QPS", int(defaults.QPS))), envInt("BENCH_BURST", defaults.Burst)
-	mgr, err := ctrl.NewManager(mgrCfg, ctrl.Options{
-		Scheme:                 s,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
-		Cache:                  manager.CacheOptions(),
+	var r *propagation.Reconciler
+	stopManager, err := framework.RunManager(mgrCfg, s, func(mgr ctrl.Manager) error {
+		r = propagation.NewReconciler(mgr)
+		r.MaxConcurrentReconciles = envInt("BENCH_WORKERS", r.MaxConcurrentReconciles)
+		return r.SetupWithManager(mgr)
 	})
 	must(b, err)
-	r := propagation.NewReconciler(mgr)
-	r.MaxConcurrentReconciles = envInt("BENCH_WORKERS", r.MaxConcurrentReconciles)
-	must(b, r.SetupWithManager(mgr))
-	go func() { _ = mgr.Start(ctx) }()
+	defer func() { _ = stopManager() }()
 
 	// Watch ManifestWorks through an informer of its own (it re-lists and re-watches
 	// on its own) and note when each hub Application's first appears.

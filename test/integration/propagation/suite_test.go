@@ -1,21 +1,16 @@
 package propagation_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/propagation"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/manager"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/suite"
 )
@@ -55,24 +50,12 @@ var _ = AfterSuite(func() {
 // a function that stops it and waits until it has.
 func startManager() func() {
 	GinkgoHelper()
-	mgr, err := ctrl.NewManager(apiServer.Config, ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
-		Cache:                  manager.CacheOptions(),
+	stop, err := framework.RunManager(apiServer.Config, scheme, func(mgr ctrl.Manager) error {
+		return propagation.NewReconciler(mgr).SetupWithManager(mgr)
 	})
 	Expect(err).NotTo(HaveOccurred())
-	Expect(propagation.NewReconciler(mgr).SetupWithManager(mgr)).To(Succeed())
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer GinkgoRecover()
-		defer close(done)
-		Expect(mgr.Start(ctx)).To(Succeed())
-	}()
 	return func() {
-		cancel()
-		Eventually(done).Should(BeClosed())
+		GinkgoHelper()
+		Expect(stop()).To(Succeed())
 	}
 }
