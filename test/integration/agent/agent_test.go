@@ -171,7 +171,7 @@ var _ = Describe("Agent", Ordered, func() {
 			Consistently(func() bool {
 				return apierrors.IsNotFound(hub.Get(ctx, reportKey(argoNamespace, "local-only"), &appsv1alpha1.ApplicationStatusReport{}))
 			}).Should(BeTrue())
-			Expect(writes.of(report.ReportName(argoNamespace, "local-only"))).To(BeZero())
+			Expect(reportWrites(report.ReportName(argoNamespace, "local-only"))).To(BeZero())
 		})
 
 		It("updates the report when Argo CD changes the status", func() {
@@ -198,13 +198,13 @@ var _ = Describe("Agent", Ordered, func() {
 			app := createApplication(newApplication(argoNamespace, "bursty").pulled().obj(), syncedHealthy("rev-start"))
 			name := report.ReportName(argoNamespace, "bursty")
 			Eventually(reportOf(argoNamespace, "bursty")).Should(HaveField("Status.Sync.Revision", "rev-start"))
-			before := writes.of(name)
+			before := reportWrites(name)
 			for i := range 100 {
 				Expect(setStatus(ctx, managed, client.ObjectKeyFromObject(app), syncedHealthy(fmt.Sprintf("rev-%03d", i)))).To(Succeed())
 			}
 			Eventually(reportOf(argoNamespace, "bursty")).Should(HaveField("Status.Sync.Revision", "rev-099"))
-			Consistently(func() int { return writes.of(name) }).Should(Equal(writes.of(name)))
-			burstWrites := writes.of(name) - before
+			Consistently(func() int { return reportWrites(name) }).Should(Equal(reportWrites(name)))
+			burstWrites := reportWrites(name) - before
 			AddReportEntry("writes for 100 status updates", burstWrites)
 			Expect(burstWrites).To(And(BeNumerically(">=", 1), BeNumerically("<=", 10)))
 		})
@@ -213,7 +213,7 @@ var _ = Describe("Agent", Ordered, func() {
 			app := createApplication(newApplication(argoNamespace, "quiet").pulled().obj(), syncedHealthy("abc"))
 			name := report.ReportName(argoNamespace, "quiet")
 			Eventually(reportOf(argoNamespace, "quiet")).Should(HaveField("Status.Sync.Revision", "abc"))
-			written := writes.of(name)
+			written := reportWrites(name)
 			unchangedBefore := unchangedReconciles()
 			for i := range 5 {
 				status := syncedHealthy("abc")
@@ -222,7 +222,7 @@ var _ = Describe("Agent", Ordered, func() {
 			}
 			// The agent did look at the changes, and wrote nothing.
 			Eventually(unchangedReconciles).Should(BeNumerically(">", unchangedBefore))
-			Consistently(func() int { return writes.of(name) }).Should(Equal(written))
+			Consistently(func() int { return reportWrites(name) }).Should(Equal(written))
 		})
 	})
 

@@ -60,11 +60,9 @@ func BenchmarkAgent500Applications(b *testing.B) {
 		must(b, setStatus(ctx, managed, keys[i], syncedHealthy("rev-0")))
 	}
 
-	counted := newWriteCounter()
-	hubCfg := rest.CopyConfig(hubServer.Config)
-	hubCfg.WrapTransport = counted.wrap
+	counted := framework.NewWriteCounter()
 	a := startAgent(func(o *agent.Options) {
-		o.HubConfig = hubCfg
+		o.HubConfig = counted.Wrap(hubServer.Config)
 		o.ManagedConfig = rest.CopyConfig(managedServer.Config)
 	})
 	b.Cleanup(func() { _ = a.stop() })
@@ -84,20 +82,21 @@ func BenchmarkAgent500Applications(b *testing.B) {
 	toAllReports := time.Since(startedAt)
 	time.Sleep(3 * time.Second) // let the initial burst settle before measuring
 
+	writesSoFar := func() int { return counted.OfResource("applicationstatusreports") }
 	cpuSoFar := func() float64 { return framework.ProcessCPUSeconds(os.Getpid()) }
 	b.ResetTimer()
 	for b.Loop() {
 		// Steady state: nothing changes.
-		writesBefore, cpuBefore, wallBefore := counted.total(), cpuSoFar(), time.Now()
+		writesBefore, cpuBefore, wallBefore := writesSoFar(), cpuSoFar(), time.Now()
 		time.Sleep(benchWindow)
 		b.ReportMetric(cpuMillisPerSecond(cpuSoFar()-cpuBefore, time.Since(wallBefore)), "steady-cpu-ms/s")
-		b.ReportMetric(float64(counted.total()-writesBefore), "steady-writes")
+		b.ReportMetric(float64(writesSoFar()-writesBefore), "steady-writes")
 		b.ReportMetric(rssMiB(b), "steady-rss-MiB")
 		b.ReportMetric(heapMiB(), "steady-heap-MiB")
 		b.ReportMetric(toAllReports.Seconds(), "s-to-500-reports")
 
 		// Churn: 10 status changes per second, each to another Application.
-		writesBefore, cpuBefore, wallBefore = counted.total(), cpuSoFar(), time.Now()
+		writesBefore, cpuBefore, wallBefore = writesSoFar(), cpuSoFar(), time.Now()
 		tick := time.NewTicker(time.Second / benchChangesPerSec)
 		changes := int(benchWindow.Seconds()) * benchChangesPerSec
 		for i := range changes {
@@ -108,7 +107,7 @@ func BenchmarkAgent500Applications(b *testing.B) {
 		// Let the last changes' coalescing window pass, so their writes are counted.
 		time.Sleep(2 * agent.DefaultCoalesceWindow)
 		b.ReportMetric(cpuMillisPerSecond(cpuSoFar()-cpuBefore, time.Since(wallBefore)), "churn-cpu-ms/s")
-		b.ReportMetric(float64(counted.total()-writesBefore)/float64(changes), "churn-writes/change")
+		b.ReportMetric(float64(writesSoFar()-writesBefore)/float64(changes), "churn-writes/change")
 		b.ReportMetric(rssMiB(b), "churn-rss-MiB")
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -69,46 +68,8 @@ func (a *runningAgent) stop() error {
 	}
 }
 
-// writeCounter counts the agent's write requests to reports on the hub, by report name.
-type writeCounter struct {
-	mu     sync.Mutex
-	byName map[string]int
-}
-
-func newWriteCounter() *writeCounter { return &writeCounter{byName: map[string]int{}} }
-
-func (c *writeCounter) of(name string) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.byName[name]
-}
-
-func (c *writeCounter) total() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := 0
-	for _, v := range c.byName {
-		n += v
-	}
-	return n
-}
-
-// wrap counts POST, PUT, PATCH and DELETE requests to
-// /apis/apps.open-cluster-management.io/v1alpha1/namespaces/<ns>/applicationstatusreports/<name>.
-func (c *writeCounter) wrap(rt http.RoundTripper) http.RoundTripper {
-	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
-		switch req.Method {
-		case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
-			parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
-			if len(parts) >= 7 && parts[5] == "applicationstatusreports" {
-				c.mu.Lock()
-				c.byName[parts[6]]++
-				c.mu.Unlock()
-			}
-		}
-		return rt.RoundTrip(req)
-	})
-}
+// reportWrites is how many writes the agent under test sent to the hub for the report name.
+func reportWrites(name string) int { return writes.Of("applicationstatusreports", name) }
 
 type roundTripperFunc func(*http.Request) (*http.Response, error)
 

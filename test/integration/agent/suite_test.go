@@ -22,7 +22,7 @@ var (
 	hubServer, managedServer *framework.APIServer
 	hub, managed             client.Client
 	hubProxy                 *tcpProxy
-	writes                   = newWriteCounter()
+	writes                   = framework.NewWriteCounter()
 	theAgent                 *runningAgent
 	ctx                      = context.Background()
 )
@@ -56,9 +56,7 @@ var _ = BeforeSuite(func() {
 
 // agentAgainstProxy configures the agent under test: hub through the proxy, writes counted.
 func agentAgainstProxy(o *agent.Options) {
-	cfg := viaProxy(hubServer.Config, hubProxy)
-	cfg.WrapTransport = writes.wrap
-	o.HubConfig = cfg
+	o.HubConfig = writes.Wrap(viaProxy(hubServer.Config, hubProxy))
 	o.ManagedConfig = rest.CopyConfig(managedServer.Config)
 }
 
