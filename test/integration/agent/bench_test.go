@@ -54,7 +54,7 @@ func BenchmarkAgent500Applications(b *testing.B) {
 	}
 	keys := make([]client.ObjectKey, benchApplications)
 	for i := range keys {
-		app := newApplication(argoNamespace, fmt.Sprintf("app-%03d", i)).pulled().obj()
+		app := pulledApp(argoNamespace, fmt.Sprintf("app-%03d", i)).Build()
 		must(b, managed.Create(ctx, app))
 		keys[i] = client.ObjectKeyFromObject(app)
 		must(b, setStatus(ctx, managed, keys[i], syncedHealthy("rev-0")))

@@ -26,6 +26,7 @@ import (
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/agent"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/builders"
 )
 
 // Names the tests share.
@@ -186,39 +187,11 @@ func writeKubeconfig(dir string, cfg *rest.Config) (string, error) {
 	return path, nil
 }
 
-// applicationBuilder builds Applications as the propagation controller delivers them:
-// newApplication("guestbook").pulled().obj().
-type applicationBuilder struct{ app argov1alpha1.Application }
-
-func newApplication(namespace, name string) *applicationBuilder {
-	b := &applicationBuilder{}
-	b.app.Namespace, b.app.Name = namespace, name
-	b.app.Spec = argov1alpha1.ApplicationSpec{
-		Project:     "default",
-		Destination: argov1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "guestbook"},
-		Source:      &argov1alpha1.ApplicationSource{RepoURL: "https://github.com/argoproj/argocd-example-apps", Path: "guestbook"},
-	}
-	return b
+// pulledApp starts an Application as propagation delivers it to the managed cluster:
+// the payload of the hub Application of the same name in hubAppNS.
+func pulledApp(namespace, name string) *builders.ApplicationBuilder {
+	return builders.Application(name).Namespace(namespace).PulledFrom(hubAppNS, name)
 }
-
-// pulled adds the annotations the hub puts on a payload.
-func (b *applicationBuilder) pulled() *applicationBuilder {
-	return b.annotate(apps.AnnotationHubApplicationNamespace, hubAppNS).annotate(apps.AnnotationHubApplicationName, b.app.Name)
-}
-
-func (b *applicationBuilder) ownedBy(appSet string) *applicationBuilder {
-	return b.annotate(apps.AnnotationHostingApplicationSet, appSet)
-}
-
-func (b *applicationBuilder) annotate(k, v string) *applicationBuilder {
-	if b.app.Annotations == nil {
-		b.app.Annotations = map[string]string{}
-	}
-	b.app.Annotations[k] = v
-	return b
-}
-
-func (b *applicationBuilder) obj() *argov1alpha1.Application { return b.app.DeepCopy() }
 
 // Status shapes as Argo CD writes them.
 var (

@@ -126,16 +126,7 @@ func BenchmarkBurst(b *testing.B) {
 	}
 
 	// Warm up: the first write of each CRD type is slow.
-	newBenchApp := func(name, cluster string) *argov1alpha1.Application {
-		return &argov1alpha1.Application{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: appNamespace,
-				Labels:      map[string]string{pullmodel.LabelPullToOCMManagedCluster: "true"},
-				Annotations: map[string]string{pullmodel.AnnotationOCMManagedCluster: cluster, pullmodel.AnnotationSkipReconcile: "true"}},
-			Spec: argov1alpha1.ApplicationSpec{Project: "default",
-				Source:      &argov1alpha1.ApplicationSource{RepoURL: "https://github.com/argoproj/argocd-example-apps", Path: "guestbook"},
-				Destination: argov1alpha1.ApplicationDestination{Name: "placeholder", Namespace: "guestbook"}},
-		}
-	}
+	newBenchApp := func(name, cluster string) *argov1alpha1.Application { return hubApp(name).Cluster(cluster).Build() }
 	must(b, c.Create(ctx, newBenchApp("warmup", "bench0")))
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
 		mu.Lock()
