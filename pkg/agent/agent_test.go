@@ -16,46 +16,18 @@ import (
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/builders"
 )
-
-// applicationBuilder builds the Applications of the tests:
-// newApplication("guestbook").pulledFrom("hub-ns", "guestbook").obj().
-type applicationBuilder struct{ app argov1alpha1.Application }
-
-func newApplication(name string) *applicationBuilder {
-	b := &applicationBuilder{}
-	b.app.Namespace, b.app.Name, b.app.UID = "argocd", name, "uid-1"
-	return b
-}
-
-func (b *applicationBuilder) annotate(k, v string) *applicationBuilder {
-	if b.app.Annotations == nil {
-		b.app.Annotations = map[string]string{}
-	}
-	b.app.Annotations[k] = v
-	return b
-}
-
-func (b *applicationBuilder) pulledFrom(namespace, name string) *applicationBuilder {
-	return b.annotate(apps.AnnotationHubApplicationNamespace, namespace).annotate(apps.AnnotationHubApplicationName, name)
-}
-
-func (b *applicationBuilder) synced(rev string) *applicationBuilder {
-	b.app.Status.Sync = argov1alpha1.SyncStatus{Status: argov1alpha1.SyncStatusCodeSynced, Revision: rev}
-	return b
-}
-
-func (b *applicationBuilder) obj() *argov1alpha1.Application { return b.app.DeepCopy() }
 
 func TestPulledFromHub(t *testing.T) {
 	tests := map[string]struct {
 		app  *argov1alpha1.Application
 		want bool
 	}{
-		"both hub annotations":       {app: newApplication("a").pulledFrom("hub", "a").obj(), want: true},
-		"created on the cluster":     {app: newApplication("a").obj()},
-		"hub name missing":           {app: newApplication("a").annotate(apps.AnnotationHubApplicationNamespace, "hub").obj()},
-		"hub namespace empty string": {app: newApplication("a").pulledFrom("", "a").obj()},
+		"both hub annotations":       {app: builders.Application("a").PulledFrom("hub", "a").Build(), want: true},
+		"created on the cluster":     {app: builders.Application("a").Build()},
+		"hub name missing":           {app: builders.Application("a").Annotation(apps.AnnotationHubApplicationNamespace, "hub").Build()},
+		"hub namespace empty string": {app: builders.Application("a").PulledFrom("", "a").Build()},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -75,7 +47,7 @@ func TestDesiredReport(t *testing.T) {
 		wantLabels map[string]string
 	}{
 		"standalone Application": {
-			app:      newApplication("guestbook").pulledFrom("hub-apps", "guestbook").obj(),
+			app:      builders.Application("guestbook").UID("uid-1").PulledFrom("hub-apps", "guestbook").Build(),
 			wantName: "argocd.guestbook",
 			wantSource: appsv1alpha1.ApplicationReportSource{Cluster: "c1", Namespace: "argocd", Name: "guestbook", UID: "uid-1",
 				HubApplicationNamespace: "hub-apps", HubApplicationName: "guestbook"},
@@ -85,8 +57,8 @@ func TestDesiredReport(t *testing.T) {
 			},
 		},
 		"owned by an ApplicationSet": {
-			app: newApplication("guestbook-c1").pulledFrom("hub-apps", "guestbook-c1").
-				annotate(apps.AnnotationHostingApplicationSet, "appsets/guestbook").obj(),
+			app: builders.Application("guestbook-c1").UID("uid-1").PulledFrom("hub-apps", "guestbook-c1").
+				HostingApplicationSet("appsets/guestbook").Build(),
 			wantName: "argocd.guestbook-c1",
 			wantSource: appsv1alpha1.ApplicationReportSource{Cluster: "c1", Namespace: "argocd", Name: "guestbook-c1", UID: "uid-1",
 				HubApplicationNamespace: "hub-apps", HubApplicationName: "guestbook-c1", ApplicationSet: "appsets/guestbook"},
@@ -116,10 +88,10 @@ func TestDesiredReport(t *testing.T) {
 	}
 
 	t.Run("long names give valid, distinct label values and names", func(t *testing.T) {
-		a := desiredReport(newApplication(longName+"a").pulledFrom("hub-apps", longName+"a").
-			annotate(apps.AnnotationHostingApplicationSet, "appsets/"+longName+"a").obj(), "c1", testOwner)
-		b := desiredReport(newApplication(longName+"b").pulledFrom("hub-apps", longName+"b").
-			annotate(apps.AnnotationHostingApplicationSet, "appsets/"+longName+"b").obj(), "c1", testOwner)
+		a := desiredReport(builders.Application(longName+"a").PulledFrom("hub-apps", longName+"a").
+			HostingApplicationSet("appsets/"+longName+"a").Build(), "c1", testOwner)
+		b := desiredReport(builders.Application(longName+"b").PulledFrom("hub-apps", longName+"b").
+			HostingApplicationSet("appsets/"+longName+"b").Build(), "c1", testOwner)
 		for _, r := range []*appsv1alpha1.ApplicationStatusReport{a, b} {
 			if errs := validation.IsDNS1123Subdomain(r.Name); len(errs) > 0 {
 				t.Errorf("report name %q: %v", r.Name, errs)
@@ -141,7 +113,7 @@ func TestDesiredReport(t *testing.T) {
 var testOwner = AddonOwnerReference(&addonv1alpha1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Name: apps.AddonName, Namespace: "c1", UID: "mca-uid"}})
 
 func TestSameContent(t *testing.T) {
-	base := desiredReport(newApplication("guestbook").pulledFrom("hub", "guestbook").synced("abc").obj(), "c1", testOwner)
+	base := desiredReport(builders.Application("guestbook").UID("uid-1").PulledFrom("hub", "guestbook").Sync(argov1alpha1.SyncStatusCodeSynced, "abc").Build(), "c1", testOwner)
 	tests := map[string]struct {
 		change func(current *appsv1alpha1.ApplicationStatusReport)
 		want   bool

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/builders"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"github.com/google/go-cmp/cmp"
@@ -107,11 +108,11 @@ func TestFailedOperation(t *testing.T) {
 // ToArgoConditions give back in Argo CD's form unchanged, for values within the bounds
 // (resources in the report's order: group, kind, namespace, name).
 func TestConversionRoundTrip(t *testing.T) {
-	app := newApplication("guestbook").
-		resource("", "Service", "guestbook", "guestbook-ui", argov1alpha1.SyncStatusCodeSynced, nil).
-		resource("apps", "Deployment", "guestbook", "guestbook-ui", argov1alpha1.SyncStatusCodeOutOfSync, healthOf("Degraded", "0/1 ready")).
-		condition("SyncError", "failed to sync").
-		obj()
+	app := builders.Application("guestbook").
+		Resource(resource("", "Service", "guestbook", "guestbook-ui", argov1alpha1.SyncStatusCodeSynced, nil)).
+		Resource(resource("apps", "Deployment", "guestbook", "guestbook-ui", argov1alpha1.SyncStatusCodeOutOfSync, healthOf("Degraded", "0/1 ready"))).
+		Condition(condition("SyncError", "failed to sync")).
+		Build()
 	st := FromApplication(app)
 	gotResources := ToArgoResources(st.Resources)
 	if diff := cmp.Diff(app.Status.Resources, gotResources); diff != "" {

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/builders"
 )
 
 func TestFromApplication(t *testing.T) {
@@ -23,15 +24,15 @@ func TestFromApplication(t *testing.T) {
 		want appsv1alpha1.ApplicationReportStatus
 	}{
 		"no status yet: an empty report": {
-			app:  newApplication("new").obj(),
+			app:  builders.Application("new").Build(),
 			want: appsv1alpha1.ApplicationReportStatus{},
 		},
 		"synced and healthy, resources with health": {
-			app: newApplication("guestbook").sync(argov1alpha1.SyncStatusCodeSynced, "abc123").
-				health(health.HealthStatusHealthy, "").
-				operation(synccommon.OperationSucceeded, "successfully synced (all tasks run)", true).
-				resource("apps", "Deployment", "guestbook", "ui", argov1alpha1.SyncStatusCodeSynced, healthOf(health.HealthStatusHealthy, "")).
-				resource("", "Service", "guestbook", "ui", argov1alpha1.SyncStatusCodeSynced, healthOf(health.HealthStatusHealthy, "")).obj(),
+			app: builders.Application("guestbook").Sync(argov1alpha1.SyncStatusCodeSynced, "abc123").
+				Health(health.HealthStatusHealthy, "").
+				OperationState(operation(synccommon.OperationSucceeded, "successfully synced (all tasks run)", true)).
+				Resource(resource("apps", "Deployment", "guestbook", "ui", argov1alpha1.SyncStatusCodeSynced, healthOf(health.HealthStatusHealthy, ""))).
+				Resource(resource("", "Service", "guestbook", "ui", argov1alpha1.SyncStatusCodeSynced, healthOf(health.HealthStatusHealthy, ""))).Build(),
 			want: appsv1alpha1.ApplicationReportStatus{
 				Sync:   appsv1alpha1.SyncReport{Status: appsv1alpha1.SyncStatusSynced, Revision: "abc123"},
 				Health: appsv1alpha1.HealthReport{Status: appsv1alpha1.HealthStatusHealthy},
@@ -48,9 +49,9 @@ func TestFromApplication(t *testing.T) {
 			},
 		},
 		"health in the app tree (Argo CD v3): resources without health, source said": {
-			app: newApplication("v3").sync(argov1alpha1.SyncStatusCodeSynced, "abc").health(health.HealthStatusProgressing, "").
-				healthInAppTree().
-				resource("apps", "Deployment", "ns", "web", argov1alpha1.SyncStatusCodeSynced, nil).obj(),
+			app: builders.Application("v3").Sync(argov1alpha1.SyncStatusCodeSynced, "abc").Health(health.HealthStatusProgressing, "").
+				ResourceHealthSource(argov1alpha1.ResourceHealthLocationAppTree).
+				Resource(resource("apps", "Deployment", "ns", "web", argov1alpha1.SyncStatusCodeSynced, nil)).Build(),
 			want: appsv1alpha1.ApplicationReportStatus{
 				Sync:                 appsv1alpha1.SyncReport{Status: appsv1alpha1.SyncStatusSynced, Revision: "abc"},
 				Health:               appsv1alpha1.HealthReport{Status: appsv1alpha1.HealthStatusProgressing},
@@ -61,12 +62,12 @@ func TestFromApplication(t *testing.T) {
 			},
 		},
 		"sync error with a failing resource": {
-			app: newApplication("broken").sync(argov1alpha1.SyncStatusCodeOutOfSync, "def").
-				health(health.HealthStatusDegraded, "").
-				operation(synccommon.OperationFailed, "one or more objects failed to apply", true).
-				condition(argov1alpha1.ApplicationConditionSyncError, "Failed sync attempt: one or more objects failed to apply").
-				resource("apps", "Deployment", "ns", "web", argov1alpha1.SyncStatusCodeOutOfSync,
-					healthOf(health.HealthStatusDegraded, "Deployment exceeded its progress deadline")).obj(),
+			app: builders.Application("broken").Sync(argov1alpha1.SyncStatusCodeOutOfSync, "def").
+				Health(health.HealthStatusDegraded, "").
+				OperationState(operation(synccommon.OperationFailed, "one or more objects failed to apply", true)).
+				Condition(condition(argov1alpha1.ApplicationConditionSyncError, "Failed sync attempt: one or more objects failed to apply")).
+				Resource(resource("apps", "Deployment", "ns", "web", argov1alpha1.SyncStatusCodeOutOfSync,
+					healthOf(health.HealthStatusDegraded, "Deployment exceeded its progress deadline"))).Build(),
 			want: appsv1alpha1.ApplicationReportStatus{
 				Sync:   appsv1alpha1.SyncReport{Status: appsv1alpha1.SyncStatusOutOfSync, Revision: "def"},
 				Health: appsv1alpha1.HealthReport{Status: appsv1alpha1.HealthStatusDegraded},
@@ -83,9 +84,9 @@ func TestFromApplication(t *testing.T) {
 			},
 		},
 		"comparison error and a warning, in Argo CD's order": {
-			app: newApplication("cmp").sync(argov1alpha1.SyncStatusCodeUnknown, "").health(health.HealthStatusHealthy, "").
-				condition(argov1alpha1.ApplicationConditionRepeatedResourceWarning, "Resource /Service/ns/ui appeared 2 times").
-				condition(argov1alpha1.ApplicationConditionComparisonError, "rpc error: repository not found").obj(),
+			app: builders.Application("cmp").Sync(argov1alpha1.SyncStatusCodeUnknown, "").Health(health.HealthStatusHealthy, "").
+				Condition(condition(argov1alpha1.ApplicationConditionRepeatedResourceWarning, "Resource /Service/ns/ui appeared 2 times")).
+				Condition(condition(argov1alpha1.ApplicationConditionComparisonError, "rpc error: repository not found")).Build(),
 			want: appsv1alpha1.ApplicationReportStatus{
 				Sync:   appsv1alpha1.SyncReport{Status: appsv1alpha1.SyncStatusUnknown},
 				Health: appsv1alpha1.HealthReport{Status: appsv1alpha1.HealthStatusHealthy},
@@ -96,18 +97,18 @@ func TestFromApplication(t *testing.T) {
 			},
 		},
 		"running operation: no finish time": {
-			app: newApplication("running").operation(synccommon.OperationRunning, "waiting for healthy state", false).obj(),
+			app: builders.Application("running").OperationState(operation(synccommon.OperationRunning, "waiting for healthy state", false)).Build(),
 			want: appsv1alpha1.ApplicationReportStatus{
 				OperationState: &appsv1alpha1.OperationStateReport{Phase: appsv1alpha1.OperationRunning, Message: "waiting for healthy state", StartedAt: &t0},
 			},
 		},
 		"operation without a known phase is left out": {
-			app:  newApplication("odd").operation("Paused", "?", false).obj(),
+			app:  builders.Application("odd").OperationState(operation("Paused", "?", false)).Build(),
 			want: appsv1alpha1.ApplicationReportStatus{},
 		},
 		"values unknown to this version become Unknown": {
-			app: newApplication("future").sync("Drifting", "").health("Wobbly", "").
-				resource("", "ConfigMap", "ns", "c", "Drifting", healthOf("Wobbly", "")).obj(),
+			app: builders.Application("future").Sync("Drifting", "").Health("Wobbly", "").
+				Resource(resource("", "ConfigMap", "ns", "c", "Drifting", healthOf("Wobbly", ""))).Build(),
 			want: appsv1alpha1.ApplicationReportStatus{
 				Sync:   appsv1alpha1.SyncReport{Status: appsv1alpha1.SyncStatusUnknown},
 				Health: appsv1alpha1.HealthReport{Status: appsv1alpha1.HealthStatusUnknown},
@@ -118,14 +119,14 @@ func TestFromApplication(t *testing.T) {
 			},
 		},
 		"multi-source revisions": {
-			app: newApplication("multi").sync(argov1alpha1.SyncStatusCodeSynced, "").revisions("a1", "b2").obj(),
+			app: builders.Application("multi").Sync(argov1alpha1.SyncStatusCodeSynced, "").Revisions("a1", "b2").Build(),
 			want: appsv1alpha1.ApplicationReportStatus{
 				Sync: appsv1alpha1.SyncReport{Status: appsv1alpha1.SyncStatusSynced, Revisions: []string{"a1", "b2"}},
 			},
 		},
 		"long messages are cut and counted": {
-			app: newApplication("long").health(health.HealthStatusDegraded, long).
-				condition(argov1alpha1.ApplicationConditionSyncError, long).obj(),
+			app: builders.Application("long").Health(health.HealthStatusDegraded, long).
+				Condition(condition(argov1alpha1.ApplicationConditionSyncError, long)).Build(),
 			want: appsv1alpha1.ApplicationReportStatus{
 				Health:     appsv1alpha1.HealthReport{Status: appsv1alpha1.HealthStatusDegraded, Message: long[:2*(appsv1alpha1.MaxMessageLength-1)] + "…"},
 				Conditions: []appsv1alpha1.ApplicationConditionReport{{Type: "SyncError", Message: long[:2*(appsv1alpha1.MaxMessageLength-1)] + "…", LastTransitionTime: &t0}},
@@ -133,8 +134,8 @@ func TestFromApplication(t *testing.T) {
 			},
 		},
 		"resources without kind or name are left out and counted": {
-			app: newApplication("invalid").resource("", "", "ns", "x", argov1alpha1.SyncStatusCodeSynced, nil).
-				resource("", "ConfigMap", "ns", "", argov1alpha1.SyncStatusCodeSynced, nil).obj(),
+			app: builders.Application("invalid").Resource(resource("", "", "ns", "x", argov1alpha1.SyncStatusCodeSynced, nil)).
+				Resource(resource("", "ConfigMap", "ns", "", argov1alpha1.SyncStatusCodeSynced, nil)).Build(),
 			want: appsv1alpha1.ApplicationReportStatus{Truncation: &appsv1alpha1.Truncation{OmittedResources: 2}},
 		},
 	}
@@ -159,12 +160,12 @@ func TestFromApplicationBoundsLists(t *testing.T) {
 	}{
 		"more resources than the report holds: the unhealthy ones are kept": {
 			app: func() *argov1alpha1.Application {
-				b := newApplication("big")
+				b := builders.Application("big")
 				for i := range appsv1alpha1.MaxResources + 5 {
-					b.resource("", "ConfigMap", "ns", fmt.Sprintf("cm-%04d", i), argov1alpha1.SyncStatusCodeSynced, healthOf(health.HealthStatusHealthy, ""))
+					b.Resource(resource("", "ConfigMap", "ns", fmt.Sprintf("cm-%04d", i), argov1alpha1.SyncStatusCodeSynced, healthOf(health.HealthStatusHealthy, "")))
 				}
-				b.resource("", "ConfigMap", "ns", "zz-broken", argov1alpha1.SyncStatusCodeOutOfSync, nil)
-				return b.obj()
+				b.Resource(resource("", "ConfigMap", "ns", "zz-broken", argov1alpha1.SyncStatusCodeOutOfSync, nil))
+				return b.Build()
 			}(),
 			wantResources:     appsv1alpha1.MaxResources,
 			wantTruncation:    &appsv1alpha1.Truncation{OmittedResources: 6},
@@ -172,12 +173,12 @@ func TestFromApplicationBoundsLists(t *testing.T) {
 		},
 		"more conditions than the report holds: errors are kept before warnings": {
 			app: func() *argov1alpha1.Application {
-				b := newApplication("noisy")
+				b := builders.Application("noisy")
 				for i := range appsv1alpha1.MaxConditions + 3 {
-					b.condition(argov1alpha1.ApplicationConditionOrphanedResourceWarning, fmt.Sprintf("orphan %d", i))
+					b.Condition(condition(argov1alpha1.ApplicationConditionOrphanedResourceWarning, fmt.Sprintf("orphan %d", i)))
 				}
-				b.condition(argov1alpha1.ApplicationConditionSyncError, "failed")
-				return b.obj()
+				b.Condition(condition(argov1alpha1.ApplicationConditionSyncError, "failed"))
+				return b.Build()
 			}(),
 			wantConditions:    appsv1alpha1.MaxConditions,
 			wantTruncation:    &appsv1alpha1.Truncation{OmittedConditions: 4},
@@ -189,7 +190,7 @@ func TestFromApplicationBoundsLists(t *testing.T) {
 				for i := range revs {
 					revs[i] = fmt.Sprintf("r%d", i)
 				}
-				return newApplication("sources").revisions(revs...).obj()
+				return builders.Application("sources").Revisions(revs...).Build()
 			}(),
 			wantRevisions: appsv1alpha1.MaxRevisions,
 		},
@@ -229,9 +230,9 @@ func containsResource(rs []appsv1alpha1.ResourceStatusReport, name string) bool 
 }
 
 func TestFromApplicationIsDeterministic(t *testing.T) {
-	a := newApplication("order").
-		resource("", "Service", "ns", "b", argov1alpha1.SyncStatusCodeSynced, nil).
-		resource("apps", "Deployment", "ns", "a", argov1alpha1.SyncStatusCodeSynced, nil).obj()
+	a := builders.Application("order").
+		Resource(resource("", "Service", "ns", "b", argov1alpha1.SyncStatusCodeSynced, nil)).
+		Resource(resource("apps", "Deployment", "ns", "a", argov1alpha1.SyncStatusCodeSynced, nil)).Build()
 	b := a.DeepCopy()
 	b.Status.Resources[0], b.Status.Resources[1] = b.Status.Resources[1], b.Status.Resources[0]
 	if diff := cmp.Diff(FromApplication(a), FromApplication(b)); diff != "" {
@@ -246,11 +247,11 @@ func TestShorten(t *testing.T) {
 		want    string
 		wantCut bool
 	}{
-		"short enough":             {in: "ok", max: 5, want: "ok"},
-		"exactly the bound":        {in: "12345", max: 5, want: "12345"},
-		"cut with an ellipsis":     {in: "123456", max: 5, want: "1234…", wantCut: true},
-		"multi-byte within bound":  {in: "ééééé", max: 5, want: "ééééé"},
-		"multi-byte cut on a rune": {in: "éééééé", max: 5, want: "éééé…", wantCut: true},
+		"short enough":               {in: "ok", max: 5, want: "ok"},
+		"exactly the bound":          {in: "12345", max: 5, want: "12345"},
+		"cut with an ellipsis":       {in: "123456", max: 5, want: "1234…", wantCut: true},
+		"multi-byte within bound":    {in: "ééééé", max: 5, want: "ééééé"},
+		"multi-byte cut on a rune":   {in: "éééééé", max: 5, want: "éééé…", wantCut: true},
 		"room for the ellipsis only": {in: "123456", max: 1, want: "…", wantCut: true},
 		"zero drops the text":        {in: "123456", max: 0, want: "", wantCut: true},
 		"zero keeps an empty text":   {in: "", max: 0, want: ""},
@@ -290,16 +291,16 @@ func TestReportName(t *testing.T) {
 // BenchmarkFromApplication1000Resources measures summarising an Application with 1,000
 // resources, the size the report holds. It prints figures and asserts no time:
 //
-//	go test ./pkg/report/ -run '^$' -bench Summarize -benchmem
+//	go test ./pkg/report/ -run '^$' -bench FromApplication -benchmem
 func BenchmarkFromApplication1000Resources(b *testing.B) {
-	bld := newApplication("big").sync(argov1alpha1.SyncStatusCodeSynced, "abc").health(health.HealthStatusHealthy, "").
-		operation(synccommon.OperationSucceeded, "successfully synced", true).
-		condition(argov1alpha1.ApplicationConditionSharedResourceWarning, "shared")
+	bld := builders.Application("big").Sync(argov1alpha1.SyncStatusCodeSynced, "abc").Health(health.HealthStatusHealthy, "").
+		OperationState(operation(synccommon.OperationSucceeded, "successfully synced", true)).
+		Condition(condition(argov1alpha1.ApplicationConditionSharedResourceWarning, "shared"))
 	for i := range 1000 {
-		bld.resource("apps", "Deployment", fmt.Sprintf("ns-%d", i%17), fmt.Sprintf("app-%04d", (i*7919)%1000),
-			argov1alpha1.SyncStatusCodeSynced, healthOf(health.HealthStatusHealthy, ""))
+		bld.Resource(resource("apps", "Deployment", fmt.Sprintf("ns-%d", i%17), fmt.Sprintf("app-%04d", (i*7919)%1000),
+			argov1alpha1.SyncStatusCodeSynced, healthOf(health.HealthStatusHealthy, "")))
 	}
-	app := bld.obj()
+	app := bld.Build()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {

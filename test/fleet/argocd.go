@@ -154,14 +154,14 @@ func StartArgoCD(opts ArgoCDOptions) (_ *ArgoCD, err error) {
 	if logLevel == "" {
 		logLevel = "info"
 	}
-	ports, err := freePorts(4)
+	ports, err := framework.FreePorts(4)
 	if err != nil {
 		return nil, err
 	}
-	a.RedisAddr = hostPort(ports[0])
-	a.RepoServerAddr = hostPort(ports[1])
-	repoMetrics := hostPort(ports[2])
-	a.ControllerMetricsAddr = hostPort(ports[3])
+	a.RedisAddr = framework.LoopbackAddress(ports[0])
+	a.RepoServerAddr = framework.LoopbackAddress(ports[1])
+	repoMetrics := framework.LoopbackAddress(ports[2])
+	a.ControllerMetricsAddr = framework.LoopbackAddress(ports[3])
 	env := a.env(bin, opts.ExtraEnv)
 
 	// redis: miniredis, in-memory, inside the same binary (hack/argocd/main.go).
@@ -320,7 +320,7 @@ func StartArgoCDApplicationSetController(opts ArgoCDApplicationSetOptions) (_ *A
 	if logLevel == "" {
 		logLevel = "info"
 	}
-	ports, err := freePorts(3)
+	ports, err := framework.FreePorts(3)
 	if err != nil {
 		return nil, err
 	}
@@ -330,8 +330,8 @@ func StartArgoCDApplicationSetController(opts ArgoCDApplicationSetOptions) (_ *A
 	}
 	args := []string{
 		"--kubeconfig", a.Kubeconfig, "--namespace", a.Namespace,
-		"--metrics-addr", hostPort(ports[0]), "--probe-addr", hostPort(ports[1]),
-		"--webhook-addr", hostPort(ports[2]),
+		"--metrics-addr", framework.LoopbackAddress(ports[0]), "--probe-addr", framework.LoopbackAddress(ports[1]),
+		"--webhook-addr", framework.LoopbackAddress(ports[2]),
 		"--argocd-repo-server", repo, "--repo-server-plaintext",
 		"--loglevel", logLevel, "--logformat", "text",
 	}
@@ -342,7 +342,7 @@ func StartArgoCDApplicationSetController(opts ArgoCDApplicationSetOptions) (_ *A
 	}
 	// The controller registers no health checks, so its probe address serves 404s: wait for
 	// the metrics endpoint of its controller-runtime manager instead.
-	if err := waitHTTP(p, "http://"+hostPort(ports[0])+"/metrics", 2*time.Minute); err != nil {
+	if err := waitHTTP(p, "http://"+framework.LoopbackAddress(ports[0])+"/metrics", 2*time.Minute); err != nil {
 		return nil, err
 	}
 	return a, nil
@@ -604,29 +604,6 @@ func tail(path string, n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
-
-// freePorts reserves n distinct loopback ports (released before returning; a race with
-// another process is possible but unlikely inside the private network namespace).
-func freePorts(n int) ([]int, error) {
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
-}
-
-func hostPort(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
 
 // kubeconfigFor is file when given, else path, where it writes the admin kubeconfig envtest
 // generated for the API server (components get --namespace).

@@ -7,15 +7,15 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"k8s.io/klog/v2"
-	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/suite"
 )
 
 // TestFleet is the package's one Ginkgo entry point (Ginkgo allows a single RunSpecs per
 // test binary): every fleet spec, OCM's smoke test and the Argo CD and end-to-end ones,
 // registers with it. Select them with labels, e.g. -ginkgo.label-filter=ocm.
 func TestFleet(t *testing.T) {
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "Fleet: a hub and managed clusters joined with real OCM")
+	suite.Run(t, "Fleet: a hub and managed clusters joined with real OCM")
 }
 
 var _ = BeforeSuite(func() {
@@ -27,5 +27,4 @@ var _ = BeforeSuite(func() {
 	Expect(flags.Set("logtostderr", "false")).To(Succeed())
 	Expect(flags.Set("stderrthreshold", "FATAL")).To(Succeed())
 	klog.SetOutput(GinkgoWriter)
-	ctrl.SetLogger(GinkgoLogr)
 })

@@ -128,7 +128,7 @@ func InstallPullModel(ctx context.Context, f *Fleet, opts PullModelOptions) (_ *
 	if err := writeServiceAccountKubeconfig(ctx, f.Hub.ControlPlane, ns, PullManagerServiceAccount, kubeconfig); err != nil {
 		return p, err
 	}
-	ports, err := freePorts(2)
+	ports, err := framework.FreePorts(2)
 	if err != nil {
 		return p, err
 	}
@@ -137,14 +137,14 @@ func InstallPullModel(ctx context.Context, f *Fleet, opts PullModelOptions) (_ *
 	args := []string{
 		"manager", "--kubeconfig", kubeconfig,
 		"--leader-elect", "--leader-election-namespace", ns,
-		"--metrics-bind-address", hostPort(ports[0]), "--health-probe-bind-address", hostPort(ports[1]),
+		"--metrics-bind-address", framework.LoopbackAddress(ports[0]), "--health-probe-bind-address", framework.LoopbackAddress(ports[1]),
 		"--agent-image", "quay.io/open-cluster-management/argocd-pull-addon:e2e",
 	}
 	args = append(args, opts.ManagerArgs...)
 	if p.manager, err = startArgoCDProcess(p.Binary, "argocd-pull-addon-manager", p.ManagerLog(), os.Environ(), args); err != nil {
 		return p, err
 	}
-	if err := waitHTTP(p.manager, "http://"+hostPort(ports[1])+"/readyz", opts.Timeout); err != nil {
+	if err := waitHTTP(p.manager, "http://"+framework.LoopbackAddress(ports[1])+"/readyz", opts.Timeout); err != nil {
 		return p, err
 	}
 	return p, nil
@@ -263,7 +263,7 @@ func (p *PullModel) StartAgent(ctx context.Context, cluster, installNamespace st
 	if err := writeServiceAccountKubeconfig(ctx, c.ControlPlane, installNamespace, saName, kubeconfig); err != nil {
 		return err
 	}
-	ports, err := freePorts(2)
+	ports, err := framework.FreePorts(2)
 	if err != nil {
 		return err
 	}
@@ -281,8 +281,8 @@ func (p *PullModel) StartAgent(ctx context.Context, cluster, installNamespace st
 	args = append(args,
 		"--hub-kubeconfig", filepath.Join(hubDir, "kubeconfig"),
 		"--kubeconfig", kubeconfig,
-		"--health-probe-bind-address", hostPort(ports[1]),
-		"--metrics-bind-address", hostPort(ports[0]),
+		"--health-probe-bind-address", framework.LoopbackAddress(ports[1]),
+		"--metrics-bind-address", framework.LoopbackAddress(ports[0]),
 	)
 	args = append(args, p.opts.AgentArgs...)
 	env := os.Environ()
@@ -301,7 +301,7 @@ func (p *PullModel) StartAgent(ctx context.Context, cluster, installNamespace st
 	p.mu.Lock()
 	p.agents[cluster] = proc
 	p.mu.Unlock()
-	return waitHTTP(proc, "http://"+hostPort(ports[1])+"/healthz", p.opts.Timeout)
+	return waitHTTP(proc, "http://"+framework.LoopbackAddress(ports[1])+"/healthz", p.opts.Timeout)
 }
 
 // StopAgent stops cluster's agent (SIGTERM) if it runs.

@@ -5,25 +5,52 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/manager"
 )
 
+// ManagerOption changes one setting of the manager RunManager starts.
+type ManagerOption func(*ctrl.Options)
+
+// WithLogger gives the manager, and the controllers it runs, logger instead of
+// controller-runtime's global one; a suite wraps it to observe what the controllers log.
+func WithLogger(logger logr.Logger) ManagerOption {
+	return func(o *ctrl.Options) { o.Logger = logger }
+}
+
+// WithNewClient builds the manager's client with newClient, e.g. WriteCounter.NewClient to
+// count the writes of the controllers alone.
+func WithNewClient(newClient client.NewClientFunc) ManagerOption {
+	return func(o *ctrl.Options) { o.NewClient = newClient }
+}
+
 // RunManager starts a controller-runtime manager on cfg, cached like the binary's
 // (manager.CacheOptions) and without metrics or probe listeners, with the controllers
 // setup registers, and waits until its cache has synced. stop cancels it and returns
 // what Start returned.
-func RunManager(cfg *rest.Config, scheme *runtime.Scheme, setup func(ctrl.Manager) error) (stop func() error, err error) {
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+//
+// Controller names are not checked for uniqueness: a suite may stop and start its manager
+// again, and a benchmark may start one next to its suite's in the same test binary.
+func RunManager(cfg *rest.Config, scheme *runtime.Scheme, setup func(ctrl.Manager) error, opts ...ManagerOption) (stop func() error, err error) {
+	options := ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Cache:                  manager.CacheOptions(),
-	})
+		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+	}
+	for _, o := range opts {
+		o(&options)
+	}
+	mgr, err := ctrl.NewManager(cfg, options)
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
 	}

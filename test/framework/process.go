@@ -10,7 +10,7 @@ import (
 )
 
 // Process helpers for benchmarks: find the API server's and etcd's processes and read
-// a process's CPU time and peak memory from /proc (Linux only; 0 or an error elsewhere).
+// a process's memory from /proc (Linux only; an error elsewhere). cpu.go reads CPU time.
 
 // FindProcess returns the PID of the process whose command line holds name (as the
 // suffix of its executable) and arg, or 0.
@@ -36,22 +36,6 @@ func (a *APIServer) PIDs() (apiserver, etcd int) {
 	cp := a.Env.ControlPlane
 	return FindProcess("kube-apiserver", "--secure-port="+cp.APIServer.SecureServing.Port),
 		FindProcess("etcd", "--listen-client-urls="+cp.Etcd.URL.String())
-}
-
-// ProcessCPUSeconds is the user+system CPU time of pid so far (0 when unknown).
-func ProcessCPUSeconds(pid int) float64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if pid == 0 || err != nil {
-		return 0
-	}
-	// Fields after the command name, which is in parentheses and may hold spaces.
-	fields := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
-	if len(fields) < 13 {
-		return 0
-	}
-	utime, _ := strconv.ParseFloat(fields[11], 64)
-	stime, _ := strconv.ParseFloat(fields[12], 64)
-	return (utime + stime) / 100 // USER_HZ is 100 on Linux
 }
 
 // ProcessPeakRSS is the peak resident set size of pid in bytes (VmHWM), since the process

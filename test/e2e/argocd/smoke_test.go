@@ -27,10 +27,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/fleet"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/suite"
 )
 
 func TestMain(m *testing.M) {
@@ -38,9 +38,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestArgoCDSmoke(t *testing.T) {
-	RegisterFailHandler(Fail)
-	logf.SetLogger(GinkgoLogr)
-	RunSpecs(t, "Argo CD harness smoke")
+	suite.Run(t, "Argo CD harness smoke")
 }
 
 const appYAML = `apiVersion: v1

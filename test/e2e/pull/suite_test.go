@@ -27,9 +27,9 @@ import (
 	. "github.com/onsi/gomega"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/fleet"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/suite"
 )
 
 func TestMain(m *testing.M) {
@@ -37,9 +37,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestPullModelE2E(t *testing.T) {
-	RegisterFailHandler(Fail)
-	logf.SetLogger(GinkgoLogr)
-	RunSpecs(t, "Pull model end to end on a real OCM fleet with real Argo CD")
+	suite.Run(t, "Pull model end to end on a real OCM fleet with real Argo CD")
 }
 
 var (

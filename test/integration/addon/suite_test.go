@@ -20,6 +20,7 @@ import (
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/addon"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/suite"
 )
 
 var (
@@ -34,13 +35,10 @@ var (
 )
 
 func TestAddon(t *testing.T) {
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "argocd-pull addon manager on a real kube-apiserver with OCM's addon-manager")
+	suite.Run(t, "argocd-pull addon manager on a real kube-apiserver with OCM's addon-manager")
 }
 
 var _ = BeforeSuite(func() {
-	ctrl.SetLogger(GinkgoLogr)
-
 	var err error
 	apiServer, err = framework.StartAPIServer()
 	Expect(err).NotTo(HaveOccurred())

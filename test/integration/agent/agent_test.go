@@ -2,7 +2,6 @@ package agent_test
 
 import (
 	"fmt"
-	"net"
 	"time"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
@@ -21,6 +20,8 @@ import (
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/report"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/builders"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
 
 var _ = Describe("Agent", Ordered, func() {
@@ -33,7 +34,7 @@ var _ = Describe("Agent", Ordered, func() {
 
 		It("reports Applications once Argo CD's CRD appears, and names the missing watched namespace", func() {
 			Expect(managedServer.InstallArgoCDCRDs()).To(Succeed())
-			createApplication(newApplication(argoNamespace, "first").pulled().obj(), syncedHealthy("abc"))
+			createApplication(pulledApp(argoNamespace, "first").Build(), syncedHealthy("abc"))
 			Eventually(reportOf(argoNamespace, "first")).Should(HaveField("Status.Sync.Status", appsv1alpha1.SyncStatusSynced))
 
 			Eventually(addonCondition).Should(HaveField("Reason", apps.ReasonWatchedNamespaceMissing))
@@ -45,7 +46,7 @@ var _ = Describe("Agent", Ordered, func() {
 			Eventually(addonCondition).Should(And(
 				HaveField("Status", metav1.ConditionTrue), HaveField("Reason", apps.ReasonApplicationsWatched)))
 
-			createApplication(newApplication(teamNamespace, "team-app").pulled().obj(), syncedHealthy("def"))
+			createApplication(pulledApp(teamNamespace, "team-app").Build(), syncedHealthy("def"))
 			Eventually(reportOf(teamNamespace, "team-app")).Should(HaveField("Status.Sync.Revision", "def"))
 		})
 	})
@@ -53,7 +54,7 @@ var _ = Describe("Agent", Ordered, func() {
 	Context("reporting Applications", func() {
 		DescribeTable("reports the status Argo CD wrote",
 			func(name string, status argov1alpha1.ApplicationStatus, want func(Gomega, appsv1alpha1.ApplicationReportStatus)) {
-				createApplication(newApplication(argoNamespace, name).pulled().obj(), status)
+				createApplication(pulledApp(argoNamespace, name).Build(), status)
 				Eventually(func(g Gomega) {
 					rep := &appsv1alpha1.ApplicationStatusReport{}
 					g.Expect(hub.Get(ctx, reportKey(argoNamespace, name), rep)).To(Succeed())
@@ -141,7 +142,7 @@ var _ = Describe("Agent", Ordered, func() {
 		)
 
 		It("fills the source and the labels a hub reader selects reports by", func() {
-			app := newApplication(argoNamespace, "from-appset").pulled().ownedBy("appsets/guestbook").obj()
+			app := pulledApp(argoNamespace, "from-appset").HostingApplicationSet("appsets/guestbook").Build()
 			created := createApplication(app, syncedHealthy("abc"))
 			rep := &appsv1alpha1.ApplicationStatusReport{}
 			Eventually(func() error { return hub.Get(ctx, reportKey(argoNamespace, "from-appset"), rep) }).Should(Succeed())
@@ -167,15 +168,15 @@ var _ = Describe("Agent", Ordered, func() {
 		})
 
 		It("writes no report for an Application created on the managed cluster itself", func() {
-			createApplication(newApplication(argoNamespace, "local-only").obj(), syncedHealthy("abc"))
+			createApplication(builders.Application("local-only").Namespace(argoNamespace).Build(), syncedHealthy("abc"))
 			Consistently(func() bool {
 				return apierrors.IsNotFound(hub.Get(ctx, reportKey(argoNamespace, "local-only"), &appsv1alpha1.ApplicationStatusReport{}))
 			}).Should(BeTrue())
-			Expect(writes.of(report.ReportName(argoNamespace, "local-only"))).To(BeZero())
+			Expect(reportWrites(report.ReportName(argoNamespace, "local-only"))).To(BeZero())
 		})
 
 		It("updates the report when Argo CD changes the status", func() {
-			key := createApplication(newApplication(argoNamespace, "changing").pulled().obj(), syncedHealthy("one"))
+			key := createApplication(pulledApp(argoNamespace, "changing").Build(), syncedHealthy("one"))
 			Eventually(reportOf(argoNamespace, "changing")).Should(HaveField("Status.Sync.Revision", "one"))
 			status := syncedHealthy("two")
 			status.Health = argov1alpha1.HealthStatus{Status: health.HealthStatusDegraded, Message: "Deployment has minimum availability false"}
@@ -186,7 +187,7 @@ var _ = Describe("Agent", Ordered, func() {
 		})
 
 		It("deletes the report when the Application is deleted", func() {
-			app := createApplication(newApplication(argoNamespace, "short-lived").pulled().obj(), syncedHealthy("abc"))
+			app := createApplication(pulledApp(argoNamespace, "short-lived").Build(), syncedHealthy("abc"))
 			Eventually(reportOf(argoNamespace, "short-lived")).ShouldNot(BeNil())
 			Expect(managed.Delete(ctx, app)).To(Succeed())
 			Eventually(func() bool {
@@ -195,25 +196,25 @@ var _ = Describe("Agent", Ordered, func() {
 		})
 
 		It("coalesces a burst of 100 status updates into a handful of writes", func() {
-			app := createApplication(newApplication(argoNamespace, "bursty").pulled().obj(), syncedHealthy("rev-start"))
+			app := createApplication(pulledApp(argoNamespace, "bursty").Build(), syncedHealthy("rev-start"))
 			name := report.ReportName(argoNamespace, "bursty")
 			Eventually(reportOf(argoNamespace, "bursty")).Should(HaveField("Status.Sync.Revision", "rev-start"))
-			before := writes.of(name)
+			before := reportWrites(name)
 			for i := range 100 {
 				Expect(setStatus(ctx, managed, client.ObjectKeyFromObject(app), syncedHealthy(fmt.Sprintf("rev-%03d", i)))).To(Succeed())
 			}
 			Eventually(reportOf(argoNamespace, "bursty")).Should(HaveField("Status.Sync.Revision", "rev-099"))
-			Consistently(func() int { return writes.of(name) }).Should(Equal(writes.of(name)))
-			burstWrites := writes.of(name) - before
+			Consistently(func() int { return reportWrites(name) }).Should(Equal(reportWrites(name)))
+			burstWrites := reportWrites(name) - before
 			AddReportEntry("writes for 100 status updates", burstWrites)
 			Expect(burstWrites).To(And(BeNumerically(">=", 1), BeNumerically("<=", 10)))
 		})
 
 		It("writes nothing when an Application changes in ways the report does not show", func() {
-			app := createApplication(newApplication(argoNamespace, "quiet").pulled().obj(), syncedHealthy("abc"))
+			app := createApplication(pulledApp(argoNamespace, "quiet").Build(), syncedHealthy("abc"))
 			name := report.ReportName(argoNamespace, "quiet")
 			Eventually(reportOf(argoNamespace, "quiet")).Should(HaveField("Status.Sync.Revision", "abc"))
-			written := writes.of(name)
+			written := reportWrites(name)
 			unchangedBefore := unchangedReconciles()
 			for i := range 5 {
 				status := syncedHealthy("abc")
@@ -222,13 +223,13 @@ var _ = Describe("Agent", Ordered, func() {
 			}
 			// The agent did look at the changes, and wrote nothing.
 			Eventually(unchangedReconciles).Should(BeNumerically(">", unchangedBefore))
-			Consistently(func() int { return writes.of(name) }).Should(Equal(written))
+			Consistently(func() int { return reportWrites(name) }).Should(Equal(written))
 		})
 	})
 
 	Context("when the hub is unreachable", func() {
 		It("retries with backoff and writes what changed once the hub is back", func() {
-			app := createApplication(newApplication(argoNamespace, "outage").pulled().obj(), syncedHealthy("before"))
+			app := createApplication(pulledApp(argoNamespace, "outage").Build(), syncedHealthy("before"))
 			Eventually(reportOf(argoNamespace, "outage")).Should(HaveField("Status.Sync.Revision", "before"))
 
 			errorsBefore := writeErrors()
@@ -293,7 +294,9 @@ var _ = Describe("Agent", Ordered, func() {
 			const deadHubNamespace = "dead-hub-agent"
 			Expect(managed.Create(ctx, namespace(deadHubNamespace))).To(Succeed())
 			deadHub := rest.CopyConfig(hubServer.Config)
-			deadHub.Host = "https://" + deadLoopbackAddress()
+			ports, err := framework.FreePorts(1)
+			Expect(err).NotTo(HaveOccurred())
+			deadHub.Host = "https://" + framework.LoopbackAddress(ports[0]) // nothing listens there
 			unhealthy := startAgent(func(o *agent.Options) {
 				o.HubConfig = deadHub
 				o.ManagedConfig = rest.CopyConfig(managedServer.Config)
@@ -345,14 +348,4 @@ func addonCondition() metav1.Condition {
 		return *c
 	}
 	return metav1.Condition{}
-}
-
-// deadLoopbackAddress is a loopback address nothing listens on.
-func deadLoopbackAddress() string {
-	GinkgoHelper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	Expect(err).NotTo(HaveOccurred())
-	addr := l.Addr().String()
-	Expect(l.Close()).To(Succeed())
-	return addr
 }

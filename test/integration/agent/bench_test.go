@@ -1,14 +1,10 @@
 package agent_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
 	"runtime"
-	"strconv"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -58,17 +54,15 @@ func BenchmarkAgent500Applications(b *testing.B) {
 	}
 	keys := make([]client.ObjectKey, benchApplications)
 	for i := range keys {
-		app := newApplication(argoNamespace, fmt.Sprintf("app-%03d", i)).pulled().obj()
+		app := pulledApp(argoNamespace, fmt.Sprintf("app-%03d", i)).Build()
 		must(b, managed.Create(ctx, app))
 		keys[i] = client.ObjectKeyFromObject(app)
 		must(b, setStatus(ctx, managed, keys[i], syncedHealthy("rev-0")))
 	}
 
-	counted := newWriteCounter()
-	hubCfg := rest.CopyConfig(hubServer.Config)
-	hubCfg.WrapTransport = counted.wrap
+	counted := framework.NewWriteCounter()
 	a := startAgent(func(o *agent.Options) {
-		o.HubConfig = hubCfg
+		o.HubConfig = counted.Wrap(hubServer.Config)
 		o.ManagedConfig = rest.CopyConfig(managedServer.Config)
 	})
 	b.Cleanup(func() { _ = a.stop() })
@@ -88,19 +82,21 @@ func BenchmarkAgent500Applications(b *testing.B) {
 	toAllReports := time.Since(startedAt)
 	time.Sleep(3 * time.Second) // let the initial burst settle before measuring
 
+	writesSoFar := func() int { return counted.OfResource("applicationstatusreports") }
+	cpuSoFar := func() float64 { return framework.ProcessCPUSeconds(os.Getpid()) }
 	b.ResetTimer()
 	for b.Loop() {
 		// Steady state: nothing changes.
-		writesBefore, cpuBefore, wallBefore := counted.total(), cpuTime(), time.Now()
+		writesBefore, cpuBefore, wallBefore := writesSoFar(), cpuSoFar(), time.Now()
 		time.Sleep(benchWindow)
-		b.ReportMetric(cpuMillisPerSecond(cpuTime()-cpuBefore, time.Since(wallBefore)), "steady-cpu-ms/s")
-		b.ReportMetric(float64(counted.total()-writesBefore), "steady-writes")
-		b.ReportMetric(rssMiB(), "steady-rss-MiB")
+		b.ReportMetric(cpuMillisPerSecond(cpuSoFar()-cpuBefore, time.Since(wallBefore)), "steady-cpu-ms/s")
+		b.ReportMetric(float64(writesSoFar()-writesBefore), "steady-writes")
+		b.ReportMetric(rssMiB(b), "steady-rss-MiB")
 		b.ReportMetric(heapMiB(), "steady-heap-MiB")
 		b.ReportMetric(toAllReports.Seconds(), "s-to-500-reports")
 
 		// Churn: 10 status changes per second, each to another Application.
-		writesBefore, cpuBefore, wallBefore = counted.total(), cpuTime(), time.Now()
+		writesBefore, cpuBefore, wallBefore = writesSoFar(), cpuSoFar(), time.Now()
 		tick := time.NewTicker(time.Second / benchChangesPerSec)
 		changes := int(benchWindow.Seconds()) * benchChangesPerSec
 		for i := range changes {
@@ -110,9 +106,9 @@ func BenchmarkAgent500Applications(b *testing.B) {
 		tick.Stop()
 		// Let the last changes' coalescing window pass, so their writes are counted.
 		time.Sleep(2 * agent.DefaultCoalesceWindow)
-		b.ReportMetric(cpuMillisPerSecond(cpuTime()-cpuBefore, time.Since(wallBefore)), "churn-cpu-ms/s")
-		b.ReportMetric(float64(counted.total()-writesBefore)/float64(changes), "churn-writes/change")
-		b.ReportMetric(rssMiB(), "churn-rss-MiB")
+		b.ReportMetric(cpuMillisPerSecond(cpuSoFar()-cpuBefore, time.Since(wallBefore)), "churn-cpu-ms/s")
+		b.ReportMetric(float64(writesSoFar()-writesBefore)/float64(changes), "churn-writes/change")
+		b.ReportMetric(rssMiB(b), "churn-rss-MiB")
 	}
 }
 
@@ -123,18 +119,9 @@ func must(b *testing.B, err error) {
 	}
 }
 
-// cpuTime is the user and system CPU time this process used so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // cpuMillisPerSecond is CPU milliseconds used per wall-clock second.
-func cpuMillisPerSecond(cpu, wall time.Duration) float64 {
-	return float64(cpu.Milliseconds()) / wall.Seconds()
+func cpuMillisPerSecond(cpuSeconds float64, wall time.Duration) float64 {
+	return cpuSeconds * 1000 / wall.Seconds()
 }
 
 // heapMiB is the Go heap in use after a collection.
@@ -145,22 +132,9 @@ func heapMiB() float64 {
 	return float64(m.HeapInuse) / (1 << 20)
 }
 
-// rssMiB is this process's resident set size, from /proc/self/status.
-func rssMiB() float64 {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	defer func() { _ = f.Close() }()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		if rest, ok := strings.CutPrefix(s.Text(), "VmRSS:"); ok {
-			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
-			if err != nil {
-				return 0
-			}
-			return kb / 1024
-		}
-	}
-	return 0
+// rssMiB is this process's resident set size.
+func rssMiB(b *testing.B) float64 {
+	n, err := framework.ProcessRSS(os.Getpid())
+	must(b, err)
+	return float64(n) / (1 << 20)
 }

@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -27,6 +26,7 @@ import (
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/agent"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/builders"
 )
 
 // Names the tests share.
@@ -69,46 +69,8 @@ func (a *runningAgent) stop() error {
 	}
 }
 
-// writeCounter counts the agent's write requests to reports on the hub, by report name.
-type writeCounter struct {
-	mu     sync.Mutex
-	byName map[string]int
-}
-
-func newWriteCounter() *writeCounter { return &writeCounter{byName: map[string]int{}} }
-
-func (c *writeCounter) of(name string) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.byName[name]
-}
-
-func (c *writeCounter) total() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := 0
-	for _, v := range c.byName {
-		n += v
-	}
-	return n
-}
-
-// wrap counts POST, PUT, PATCH and DELETE requests to
-// /apis/apps.open-cluster-management.io/v1alpha1/namespaces/<ns>/applicationstatusreports/<name>.
-func (c *writeCounter) wrap(rt http.RoundTripper) http.RoundTripper {
-	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
-		switch req.Method {
-		case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
-			parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
-			if len(parts) >= 7 && parts[5] == "applicationstatusreports" {
-				c.mu.Lock()
-				c.byName[parts[6]]++
-				c.mu.Unlock()
-			}
-		}
-		return rt.RoundTrip(req)
-	})
-}
+// reportWrites is how many writes the agent under test sent to the hub for the report name.
+func reportWrites(name string) int { return writes.Of("applicationstatusreports", name) }
 
 type roundTripperFunc func(*http.Request) (*http.Response, error)
 
@@ -225,39 +187,11 @@ func writeKubeconfig(dir string, cfg *rest.Config) (string, error) {
 	return path, nil
 }
 
-// applicationBuilder builds Applications as the propagation controller delivers them:
-// newApplication("guestbook").pulled().obj().
-type applicationBuilder struct{ app argov1alpha1.Application }
-
-func newApplication(namespace, name string) *applicationBuilder {
-	b := &applicationBuilder{}
-	b.app.Namespace, b.app.Name = namespace, name
-	b.app.Spec = argov1alpha1.ApplicationSpec{
-		Project:     "default",
-		Destination: argov1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "guestbook"},
-		Source:      &argov1alpha1.ApplicationSource{RepoURL: "https://github.com/argoproj/argocd-example-apps", Path: "guestbook"},
-	}
-	return b
+// pulledApp starts an Application as propagation delivers it to the managed cluster:
+// the payload of the hub Application of the same name in hubAppNS.
+func pulledApp(namespace, name string) *builders.ApplicationBuilder {
+	return builders.Application(name).Namespace(namespace).PulledFrom(hubAppNS, name)
 }
-
-// pulled adds the annotations the hub puts on a payload.
-func (b *applicationBuilder) pulled() *applicationBuilder {
-	return b.annotate(apps.AnnotationHubApplicationNamespace, hubAppNS).annotate(apps.AnnotationHubApplicationName, b.app.Name)
-}
-
-func (b *applicationBuilder) ownedBy(appSet string) *applicationBuilder {
-	return b.annotate(apps.AnnotationHostingApplicationSet, appSet)
-}
-
-func (b *applicationBuilder) annotate(k, v string) *applicationBuilder {
-	if b.app.Annotations == nil {
-		b.app.Annotations = map[string]string{}
-	}
-	b.app.Annotations[k] = v
-	return b
-}
-
-func (b *applicationBuilder) obj() *argov1alpha1.Application { return b.app.DeepCopy() }
 
 // Status shapes as Argo CD writes them.
 var (

@@ -132,7 +132,7 @@ func scopedAgentSpecs() {
 	})
 
 	It("reports a pulled Application to its cluster namespace on the hub", func() {
-		app := createApplication(newApplication(scopedWatchNS, "guestbook").pulled().obj(), syncedHealthy("abc"))
+		app := createApplication(pulledApp(scopedWatchNS, "guestbook").Build(), syncedHealthy("abc"))
 		Eventually(func(g Gomega) {
 			rep := &appsv1alpha1.ApplicationStatusReport{}
 			g.Expect(hub.Get(ctx, scopedReportKey("guestbook"), rep)).To(Succeed())

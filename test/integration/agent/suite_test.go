@@ -8,11 +8,11 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"k8s.io/client-go/rest"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/agent"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/suite"
 )
 
 // The hub and the managed cluster are two API servers; the agent under test runs in this
@@ -22,23 +22,18 @@ var (
 	hubServer, managedServer *framework.APIServer
 	hub, managed             client.Client
 	hubProxy                 *tcpProxy
-	writes                   = newWriteCounter()
+	writes                   = framework.NewWriteCounter()
 	theAgent                 *runningAgent
 	ctx                      = context.Background()
 )
 
 func TestAgent(t *testing.T) {
-	SetDefaultEventuallyTimeout(30 * time.Second)
-	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
-	SetDefaultConsistentlyDuration(3 * time.Second)
-	SetDefaultConsistentlyPollingInterval(100 * time.Millisecond)
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "Agent against a real hub and a real managed-cluster kube-apiserver")
+	suite.Run(t, "Agent against a real hub and a real managed-cluster kube-apiserver",
+		suite.EventuallyDefaults(30*time.Second, 100*time.Millisecond),
+		suite.ConsistentlyDefaults(3*time.Second, 100*time.Millisecond))
 }
 
 var _ = BeforeSuite(func() {
-	ctrl.SetLogger(GinkgoLogr)
-
 	var err error
 	hubServer, err = framework.StartAPIServer()
 	Expect(err).NotTo(HaveOccurred())
@@ -61,9 +56,7 @@ var _ = BeforeSuite(func() {
 
 // agentAgainstProxy configures the agent under test: hub through the proxy, writes counted.
 func agentAgainstProxy(o *agent.Options) {
-	cfg := viaProxy(hubServer.Config, hubProxy)
-	cfg.WrapTransport = writes.wrap
-	o.HubConfig = cfg
+	o.HubConfig = writes.Wrap(viaProxy(hubServer.Config, hubProxy))
 	o.ManagedConfig = rest.CopyConfig(managedServer.Config)
 }
 

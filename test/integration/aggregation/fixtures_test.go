@@ -22,6 +22,8 @@ import (
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/builders"
 )
 
 const argoNamespace = "argocd"
@@ -88,26 +90,11 @@ func createApplicationSet(ctx context.Context, name string) *argov1alpha1.Applic
 // appSet is not nil.
 func createApplication(ctx context.Context, name, cluster string, appSet *argov1alpha1.ApplicationSet) *argov1alpha1.Application {
 	GinkgoHelper()
-	app := &argov1alpha1.Application{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: name, Namespace: argoNamespace,
-			Labels: map[string]string{apps.LabelPullToOCMManagedCluster: "true"},
-			Annotations: map[string]string{
-				apps.AnnotationSkipReconcile: "true", apps.AnnotationOCMManagedCluster: cluster,
-			},
-		},
-		Spec: argov1alpha1.ApplicationSpec{
-			Project:     "default",
-			Destination: argov1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "guestbook"},
-			Source:      &argov1alpha1.ApplicationSource{RepoURL: "https://github.com/argoproj/argocd-example-apps", Path: "guestbook", TargetRevision: "HEAD"},
-		},
-	}
+	b := builders.Application(name).Pulled().Cluster(cluster)
 	if appSet != nil {
-		app.OwnerReferences = []metav1.OwnerReference{{
-			APIVersion: "argoproj.io/v1alpha1", Kind: "ApplicationSet", Name: appSet.Name, UID: appSet.UID,
-			Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
-		}}
+		b.OwnedBy(appSet.Name, appSet.UID)
 	}
+	app := b.Build()
 	Expect(k8s.Create(ctx, app)).To(Succeed())
 	return app
 }

@@ -16,9 +16,10 @@ import (
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/utils/ptr"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/builders"
 )
 
 // createHubRenderedApplication creates an ordinary hub Application of appSet for cluster,
@@ -26,23 +27,9 @@ import (
 // with the cluster's namespace.
 func createHubRenderedApplication(ctx context.Context, name, cluster string, appSet *argov1alpha1.ApplicationSet) *argov1alpha1.Application {
 	GinkgoHelper()
-	app := &argov1alpha1.Application{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: name, Namespace: argoNamespace,
-			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: "argoproj.io/v1alpha1", Kind: "ApplicationSet", Name: appSet.Name, UID: appSet.UID,
-				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
-			}},
-		},
-		Spec: argov1alpha1.ApplicationSpec{
-			Project:     "default",
-			Destination: argov1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: cluster},
-			Source: &argov1alpha1.ApplicationSource{
-				RepoURL: "https://github.com/argoproj/argocd-example-apps", Path: "guestbook", TargetRevision: "HEAD",
-				Plugin: &argov1alpha1.ApplicationSourcePlugin{Name: "ocm-manifestwork"},
-			},
-		},
-	}
+	app := builders.Application(name).OwnedBy(appSet.Name, appSet.UID).
+		Destination(argov1alpha1.ApplicationDestination{Server: argov1alpha1.KubernetesInternalAPIServerAddr, Namespace: cluster}).
+		Plugin("ocm-manifestwork").Build()
 	Expect(k8s.Create(ctx, app)).To(Succeed())
 	return app
 }

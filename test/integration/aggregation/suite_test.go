@@ -14,6 +14,7 @@ import (
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/appstatus"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/manager"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/suite"
 )
 
 var (
@@ -25,17 +26,12 @@ var (
 )
 
 func TestAggregation(t *testing.T) {
-	SetDefaultEventuallyTimeout(20 * time.Second)
-	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
-	SetDefaultConsistentlyDuration(3 * time.Second)
-	SetDefaultConsistentlyPollingInterval(100 * time.Millisecond)
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "Aggregation and full hub Application status on a real kube-apiserver")
+	suite.Run(t, "Aggregation and full hub Application status on a real kube-apiserver",
+		suite.EventuallyDefaults(20*time.Second, 100*time.Millisecond),
+		suite.ConsistentlyDefaults(3*time.Second, 100*time.Millisecond))
 }
 
 var _ = BeforeSuite(func() {
-	ctrl.SetLogger(GinkgoLogr)
-
 	var err error
 	apiServer, err = framework.StartAPIServer()
 	Expect(err).NotTo(HaveOccurred())

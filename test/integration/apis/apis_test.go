@@ -27,6 +27,7 @@ import (
 
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 	appsv1beta1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1beta1"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/builders"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
 
@@ -203,11 +204,7 @@ var _ = Describe("OCM and Argo CD APIs are served", func() {
 		Entry("AddOnDeploymentConfig", &addonv1alpha1.AddOnDeploymentConfig{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "argocd"},
 			Spec: addonv1alpha1.AddOnDeploymentConfigSpec{AgentInstallNamespace: "argocd-pull-agent"}},
 			func(o client.Object) any { return o.(*addonv1alpha1.AddOnDeploymentConfig).Spec.AgentInstallNamespace }),
-		Entry("Application", &argov1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "argocd"},
-			Spec: argov1alpha1.ApplicationSpec{Project: "default",
-				Source:      &argov1alpha1.ApplicationSource{RepoURL: "https://example.com/repo.git", Path: "guestbook"},
-				Destination: argov1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "guestbook"}},
-			Status: argov1alpha1.ApplicationStatus{Health: argov1alpha1.HealthStatus{Status: "Healthy"}}},
+		Entry("Application", builders.Application("a").Health("Healthy", "").Build(),
 			func(o client.Object) any {
 				app := o.(*argov1alpha1.Application)
 				return []any{app.Spec.Source.Path, app.Status.Health.Status}

@@ -18,10 +18,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/builders"
 )
 
 const argoNamespace = "argocd"
@@ -42,43 +43,15 @@ var _ = BeforeEach(func(ctx context.Context) {
 	Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, ns))).To(Succeed())
 })
 
-// application is a fixture builder for pulled hub Applications.
-type application struct{ app *argov1alpha1.Application }
+// appSetUID is the UID in the owner reference of Applications an ApplicationSet rendered.
+// No ApplicationSet exists here, so any UID does.
+const appSetUID = "5d1c3c59-6f3e-4a4e-9c55-0c3d8f6f2a11"
 
-func newApplication(name string) *application {
-	return &application{app: &argov1alpha1.Application{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:        name,
-			Namespace:   argoNamespace,
-			Labels:      map[string]string{apps.LabelPullToOCMManagedCluster: "true"},
-			Annotations: map[string]string{"argocd.argoproj.io/skip-reconcile": "true"},
-		},
-		Spec: argov1alpha1.ApplicationSpec{
-			Project:     "default",
-			Destination: argov1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "guestbook"},
-			Source:      &argov1alpha1.ApplicationSource{RepoURL: "https://github.com/argoproj/argocd-example-apps", Path: "guestbook", TargetRevision: "HEAD"},
-		},
-	}}
-}
-
-func (a *application) cluster(c string) *application {
-	a.app.Annotations[apps.AnnotationOCMManagedCluster] = c
-	return a
-}
-
-// ownedBy makes the Application one an ApplicationSet rendered.
-func (a *application) ownedBy(appSet string) *application {
-	a.app.OwnerReferences = []metav1.OwnerReference{{
-		APIVersion: "argoproj.io/v1alpha1", Kind: "ApplicationSet", Name: appSet,
-		UID: types.UID("5d1c3c59-6f3e-4a4e-9c55-0c3d8f6f2a11"), Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
-	}}
-	return a
-}
-
-func (a *application) create(ctx context.Context) *argov1alpha1.Application {
+// createApplication creates app on the hub and returns it as created.
+func createApplication(ctx context.Context, app *argov1alpha1.Application) *argov1alpha1.Application {
 	GinkgoHelper()
-	Expect(k8s.Create(ctx, a.app)).To(Succeed())
-	return a.app
+	Expect(k8s.Create(ctx, app)).To(Succeed())
+	return app
 }
 
 // newManifestWork builds the ManifestWork propagation creates for app in its cluster namespace.
@@ -216,7 +189,7 @@ var (
 var _ = Describe("Application status from ManifestWork feedback", func() {
 	It("mirrors health, sync, revision and the operation's phase and start time of an ApplicationSet's Application", func(ctx context.Context) {
 		cluster := newCluster(ctx)
-		app := newApplication(cluster + "-guestbook").cluster(cluster).ownedBy("guestbook").create(ctx)
+		app := createApplication(ctx, builders.Application(cluster+"-guestbook").Pulled().Cluster(cluster).OwnedBy("guestbook", appSetUID).Build())
 		mw := createManifestWork(ctx, app, cluster)
 
 		report(ctx, mw, synced, "")
@@ -225,7 +198,7 @@ var _ = Describe("Application status from ManifestWork feedback", func() {
 
 	It("mirrors a standalone pulled Application (no ApplicationSet owner)", func(ctx context.Context) {
 		cluster := newCluster(ctx)
-		app := newApplication("standalone-" + cluster).cluster(cluster).create(ctx)
+		app := createApplication(ctx, builders.Application("standalone-"+cluster).Pulled().Cluster(cluster).Build())
 		mw := createManifestWork(ctx, app, cluster)
 
 		s := spoke{health: "Degraded", sync: "OutOfSync", revision: "abc", phase: "Failed", startedAt: "2026-11-02T08:30:00Z"}
@@ -235,7 +208,7 @@ var _ = Describe("Application status from ManifestWork feedback", func() {
 
 	It("shows the rollout Pending → Progressing → Healthy and never stays at Progressing", func(ctx context.Context) {
 		cluster := newCluster(ctx)
-		app := newApplication(cluster + "-rolling").cluster(cluster).ownedBy("rolling").create(ctx)
+		app := createApplication(ctx, builders.Application(cluster+"-rolling").Pulled().Cluster(cluster).OwnedBy("rolling", appSetUID).Build())
 		mw := createManifestWork(ctx, app, cluster)
 
 		// Before the rollout reaches this Application: out of sync after a previous sync.
@@ -262,7 +235,7 @@ var _ = Describe("Application status from ManifestWork feedback", func() {
 
 	It("preserves status fields the feedback does not carry", func(ctx context.Context) {
 		cluster := newCluster(ctx)
-		app := newApplication(cluster + "-preserve").cluster(cluster).create(ctx)
+		app := createApplication(ctx, builders.Application(cluster+"-preserve").Pulled().Cluster(cluster).Build())
 		// Another writer (the agent report mirror, later) owns resources and conditions.
 		resources := []argov1alpha1.ResourceStatus{{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "guestbook", Name: "guestbook-ui",
 			Status: argov1alpha1.SyncStatusCodeSynced, Health: &argov1alpha1.HealthStatus{Status: health.HealthStatusHealthy}}}
@@ -293,7 +266,7 @@ var _ = Describe("Application status from ManifestWork feedback", func() {
 
 	It("ignores a malformed start time and mirrors the other values", func(ctx context.Context) {
 		cluster := newCluster(ctx)
-		app := newApplication(cluster + "-malformed").cluster(cluster).create(ctx)
+		app := createApplication(ctx, builders.Application(cluster+"-malformed").Pulled().Cluster(cluster).Build())
 		mw := createManifestWork(ctx, app, cluster)
 
 		bad := spoke{health: "Progressing", sync: "Synced", revision: "r1", phase: "Running", startedAt: "not a time"}
@@ -309,7 +282,7 @@ var _ = Describe("Application status from ManifestWork feedback", func() {
 
 	It("follows the Application to its new cluster's ManifestWork", func(ctx context.Context) {
 		oldCluster, newClusterNs := newCluster(ctx), newCluster(ctx)
-		app := newApplication(oldCluster + "-moving").cluster(oldCluster).create(ctx)
+		app := createApplication(ctx, builders.Application(oldCluster+"-moving").Pulled().Cluster(oldCluster).Build())
 		report(ctx, createManifestWork(ctx, app, oldCluster), synced, "")
 		expectMirrored(ctx, app, synced)
 
@@ -325,7 +298,7 @@ var _ = Describe("Application status from ManifestWork feedback", func() {
 
 	It("ignores feedback of a ManifestWork without the pull label", func(ctx context.Context) {
 		cluster := newCluster(ctx)
-		app := newApplication(cluster + "-unlabelled").cluster(cluster).create(ctx)
+		app := createApplication(ctx, builders.Application(cluster+"-unlabelled").Pulled().Cluster(cluster).Build())
 		mw := newManifestWork(app, cluster)
 		delete(mw.Labels, apps.LabelPullToOCMManagedCluster)
 		Expect(k8s.Create(ctx, mw)).To(Succeed())
@@ -339,7 +312,7 @@ var _ = Describe("Application status from ManifestWork feedback", func() {
 
 	It("writes once per change and never for repeated identical feedback", func(ctx context.Context) {
 		cluster := newCluster(ctx)
-		app := newApplication(cluster + "-count").cluster(cluster).ownedBy("count").create(ctx)
+		app := createApplication(ctx, builders.Application(cluster+"-count").Pulled().Cluster(cluster).OwnedBy("count", appSetUID).Build())
 		mw := createManifestWork(ctx, app, cluster)
 		Expect(writes.Of("applications", app.Name)).To(BeZero())
 

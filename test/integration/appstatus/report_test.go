@@ -17,6 +17,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/builders"
 )
 
 // setAgentAvailable creates or updates the cluster's argocd-pull addon with the given
@@ -64,7 +66,7 @@ var _ = Describe("Application status from the agent's report", func() {
 	It("adds resources, conditions and messages; the newest source gives the scalars; one write per change", func(ctx context.Context) {
 		cluster := newCluster(ctx)
 		setAgentAvailable(ctx, cluster, metav1.ConditionTrue)
-		app := newApplication(cluster + "-full").cluster(cluster).ownedBy("full").create(ctx)
+		app := createApplication(ctx, builders.Application(cluster+"-full").Pulled().Cluster(cluster).OwnedBy("full", appSetUID).Build())
 		mw := createManifestWork(ctx, app, cluster)
 
 		By("the feedback says Healthy; the agent, later, reports the sync failed")
@@ -145,7 +147,7 @@ var _ = Describe("Application status from the agent's report", func() {
 	It("takes sync and health from the feedback while the agent is not available", func(ctx context.Context) {
 		cluster := newCluster(ctx)
 		setAgentAvailable(ctx, cluster, metav1.ConditionUnknown)
-		app := newApplication(cluster + "-silent").cluster(cluster).create(ctx)
+		app := createApplication(ctx, builders.Application(cluster+"-silent").Pulled().Cluster(cluster).Build())
 		mw := createManifestWork(ctx, app, cluster)
 
 		writeAgentReport(ctx, app, cluster, appsv1alpha1.ApplicationReportStatus{

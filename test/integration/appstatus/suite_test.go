@@ -13,6 +13,7 @@ import (
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/appstatus"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/manager"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/suite"
 )
 
 var (
@@ -24,17 +25,12 @@ var (
 )
 
 func TestAppStatus(t *testing.T) {
-	SetDefaultEventuallyTimeout(20 * time.Second)
-	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
-	SetDefaultConsistentlyDuration(3 * time.Second)
-	SetDefaultConsistentlyPollingInterval(100 * time.Millisecond)
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "Application status controller on a real kube-apiserver")
+	suite.Run(t, "Application status controller on a real kube-apiserver",
+		suite.EventuallyDefaults(20*time.Second, 100*time.Millisecond),
+		suite.ConsistentlyDefaults(3*time.Second, 100*time.Millisecond))
 }
 
 var _ = BeforeSuite(func() {
-	ctrl.SetLogger(GinkgoLogr)
-
 	var err error
 	apiServer, err = framework.StartAPIServer()
 	Expect(err).NotTo(HaveOccurred())

@@ -19,10 +19,10 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1beta1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1beta1"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/manager"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/builders"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
 
@@ -85,22 +85,8 @@ var _ = Describe("The hub chart", func() {
 
 	It("lets the manager propagate an Application, mirror its status and release its finalizer", func(ctx context.Context) {
 		createCluster(ctx, "chart-c1")
-		app := &argov1alpha1.Application{
-			ObjectMeta: metav1.ObjectMeta{
-				Name: "guestbook", Namespace: framework.ChartNamespace,
-				Labels: map[string]string{apps.LabelPullToOCMManagedCluster: "true"},
-				Annotations: map[string]string{
-					apps.AnnotationOCMManagedCluster: "chart-c1",
-					apps.AnnotationSkipReconcile:     "true",
-				},
-				Finalizers: []string{"resources-finalizer.argocd.argoproj.io"},
-			},
-			Spec: argov1alpha1.ApplicationSpec{
-				Project:     "default",
-				Source:      &argov1alpha1.ApplicationSource{RepoURL: "https://example.com/repo.git", Path: "guestbook"},
-				Destination: argov1alpha1.ApplicationDestination{Name: "chart-c1", Namespace: "guestbook"},
-			},
-		}
+		app := builders.Application("guestbook").Namespace(framework.ChartNamespace).Pulled().Cluster("chart-c1").
+			Finalizer("resources-finalizer.argocd.argoproj.io").Build()
 		Expect(k8s.Create(ctx, app)).To(Succeed())
 
 		var mw workv1.ManifestWork

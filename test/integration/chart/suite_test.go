@@ -12,11 +12,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/manager"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/suite"
 )
 
 var (
@@ -28,15 +28,13 @@ var (
 )
 
 func TestChart(t *testing.T) {
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "The hub chart, installed on a real kube-apiserver, runs the manager")
+	suite.Run(t, "The hub chart, installed on a real kube-apiserver, runs the manager")
 }
 
 // serviceAccountUser is who the manager is when it runs with the chart's ServiceAccount.
 var serviceAccountUser = "system:serviceaccount:" + framework.ChartNamespace + ":" + framework.ChartName + "-manager"
 
 var _ = BeforeSuite(func(ctx context.Context) {
-	ctrl.SetLogger(GinkgoLogr)
 	var err error
 	apiServer, err = framework.StartAPIServer()
 	Expect(err).NotTo(HaveOccurred())

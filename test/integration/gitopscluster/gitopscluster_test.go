@@ -428,7 +428,7 @@ var _ = Describe("GitOpsCluster", func() {
 		Consistently(func() map[string]string { return resourceVersions(ctx, key, argoNs) }, "2s", interval).
 			Should(Equal(resourceVersions(ctx, key, argoNs)))
 		before := resourceVersions(ctx, key, argoNs)
-		writes := writesIn(argoNs)
+		sent := writes.InNamespace(argoNs)
 		count := reconcileCount()
 
 		By("requeueing through an unrelated change to the PlacementDecision")
@@ -450,7 +450,7 @@ var _ = Describe("GitOpsCluster", func() {
 		Eventually(reconcileCount, timeout, interval).Should(BeNumerically(">", count))
 		Consistently(func() map[string]string { return resourceVersions(ctx, key, argoNs) }, "2s", interval).
 			Should(Equal(before))
-		Expect(writesIn(argoNs)).To(Equal(writes), "API writes by the controller for unchanged input")
+		Expect(writes.InNamespace(argoNs)).To(Equal(sent), "API writes by the controller for unchanged input")
 	})
 
 	It("deletes its cluster Secrets in another namespace when the GitOpsCluster is deleted", func(ctx context.Context) {

@@ -14,17 +14,9 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gbytes"
-)
 
-// freeAddr returns a loopback address nothing listens on right now.
-func freeAddr() string {
-	GinkgoHelper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	Expect(err).NotTo(HaveOccurred())
-	addr := l.Addr().String()
-	Expect(l.Close()).To(Succeed())
-	return addr
-}
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
+)
 
 // get returns the status code and body of http://addr/path, or an error.
 func get(addr, path string) (int, string, error) {
@@ -40,7 +32,9 @@ func get(addr, path string) (int, string, error) {
 
 var _ = DescribeTable("a subcommand serves its endpoints against the API server and stops cleanly on SIGTERM",
 	func(subcommand string, extraArgs ...string) {
-		metrics, probes, pprof := freeAddr(), freeAddr(), freeAddr()
+		ports, portsErr := framework.FreePorts(3)
+		Expect(portsErr).NotTo(HaveOccurred())
+		metrics, probes, pprof := framework.LoopbackAddress(ports[0]), framework.LoopbackAddress(ports[1]), framework.LoopbackAddress(ports[2])
 		out := gbytes.NewBuffer()
 		args := []string{subcommand, "--kubeconfig", kubeconfig, "--metrics-bind-address", metrics, "--health-probe-bind-address", probes,
 			"--pprof-bind-address", pprof}
@@ -102,8 +96,10 @@ var _ = DescribeTable("a subcommand serves its endpoints against the API server 
 
 var _ = Describe("failing to reach the API server", func() {
 	It("exits non-zero with a message that names the kubeconfig", func() {
+		ports, err := framework.FreePorts(1)
+		Expect(err).NotTo(HaveOccurred())
 		cmd := exec.Command(binary, "manager", "--kubeconfig", "/nonexistent/kubeconfig",
-			"--metrics-bind-address", "0", "--health-probe-bind-address", freeAddr())
+			"--metrics-bind-address", "0", "--health-probe-bind-address", framework.LoopbackAddress(ports[0]))
 		out, err := cmd.CombinedOutput()
 		var exitErr *exec.ExitError
 		Expect(errors.As(err, &exitErr)).To(BeTrue(), "want a non-zero exit, got %v", err)

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/suite"
 )
 
 var (
@@ -20,8 +21,7 @@ var (
 )
 
 func TestProcess(t *testing.T) {
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "argocd-pull-addon processes on a real kube-apiserver")
+	suite.Run(t, "argocd-pull-addon processes on a real kube-apiserver")
 }
 
 var _ = BeforeSuite(func() {

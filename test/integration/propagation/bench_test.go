@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -19,14 +18,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
-	"k8s.io/utils/ptr"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	pullmodel "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/propagation"
@@ -37,8 +33,7 @@ import (
 // BenchmarkBurst creates BENCH_APPS (5,000) marked Applications over BENCH_CLUSTERS (500)
 // clusters in one burst on a real API server and prints the time until every
 // ManifestWork exists, with per-Application p50/p99. It prints figures and asserts
-// nothing about time. BENCH_WORKERS overrides the controller's concurrent reconciles,
-// BENCH_QPS/BENCH_BURST the manager's client limits, BENCH_APISERVER_CPUPROFILE=<file>
+// nothing about time. BENCH_QPS/BENCH_BURST override the manager's client limits, BENCH_APISERVER_CPUPROFILE=<file>
 // profiles the API server during the burst. Run it alone:
 //
 //	KUBEBUILDER_ASSETS=$PWD/bin/envtest go test ./test/integration/propagation/ -run '^$' -bench Burst -benchtime 1x
@@ -62,31 +57,26 @@ func BenchmarkBurst(b *testing.B) {
 	must(b, err)
 
 	must(b, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: appNamespace}}))
-	parallel(b, clusters, 16, func(i int) error {
+	must(b, framework.Parallel(ctx, clusters, 16, func(i int) error {
 		name := fmt.Sprintf("bench%d", i)
 		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
 			return err
 		}
 		return c.Create(ctx, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: name},
 			Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: true}})
-	})
+	}))
 
 	// The manager's client limits are the binary's defaults (--kube-api-qps/--kube-api-burst),
 	// unless BENCH_QPS and BENCH_BURST say otherwise.
 	mgrCfg := rest.CopyConfig(server.Config)
 	defaults := manager.NewOptions().Endpoints
 	mgrCfg.QPS, mgrCfg.Burst = float32(envInt("BENCH_QPS", int(defaults.QPS))), envInt("BENCH_BURST", defaults.Burst)
-	mgr, err := ctrl.NewManager(mgrCfg, ctrl.Options{
-		Scheme:                 s,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
-		Cache:                  manager.CacheOptions(),
+	// The controller as the binary wires it, with its own number of workers.
+	stopManager, err := framework.RunManager(mgrCfg, s, func(mgr ctrl.Manager) error {
+		return manager.SetupControllers(mgr, propagation.ControllerName)
 	})
 	must(b, err)
-	// The controller as the binary wires it, with its own number of workers.
-	must(b, manager.SetupControllers(mgr, propagation.ControllerName))
-	go func() { _ = mgr.Start(ctx) }()
+	defer func() { _ = stopManager() }()
 
 	// Watch ManifestWorks through an informer of its own (it re-lists and re-watches
 	// on its own) and note when each hub Application's first appears.
@@ -133,16 +123,7 @@ func BenchmarkBurst(b *testing.B) {
 	}
 
 	// Warm up: the first write of each CRD type is slow.
-	newBenchApp := func(name, cluster string) *argov1alpha1.Application {
-		return &argov1alpha1.Application{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: appNamespace,
-				Labels:      map[string]string{pullmodel.LabelPullToOCMManagedCluster: "true"},
-				Annotations: map[string]string{pullmodel.AnnotationOCMManagedCluster: cluster, pullmodel.AnnotationSkipReconcile: "true"}},
-			Spec: argov1alpha1.ApplicationSpec{Project: "default",
-				Source:      &argov1alpha1.ApplicationSource{RepoURL: "https://github.com/argoproj/argocd-example-apps", Path: "guestbook"},
-				Destination: argov1alpha1.ApplicationDestination{Name: "placeholder", Namespace: "guestbook"}},
-		}
-	}
+	newBenchApp := func(name, cluster string) *argov1alpha1.Application { return hubApp(name).Cluster(cluster).Build() }
 	must(b, c.Create(ctx, newBenchApp("warmup", "bench0")))
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
 		mu.Lock()
@@ -160,14 +141,14 @@ func BenchmarkBurst(b *testing.B) {
 	// The API server and etcd are child processes: find them by the ports they serve.
 	apiserverPID, etcdPID := server.PIDs()
 	apiserverCPU0, etcdCPU0 := framework.ProcessCPUSeconds(apiserverPID), framework.ProcessCPUSeconds(etcdPID)
-	cpu0 := cpuSeconds()
+	cpu0 := framework.ProcessCPUSeconds(os.Getpid())
 	created := make([]time.Time, apps)
 	b.ResetTimer()
 	start := time.Now()
-	parallel(b, apps, 32, func(i int) error {
+	must(b, framework.Parallel(ctx, apps, 32, func(i int) error {
 		created[i] = time.Now()
 		return c.Create(ctx, newBenchApp(fmt.Sprintf("app-%d", i), fmt.Sprintf("bench%d", i%clusters)))
-	})
+	}))
 	burst := time.Since(start)
 	select {
 	case <-allSeen:
@@ -206,7 +187,7 @@ func BenchmarkBurst(b *testing.B) {
 		watchLag[len(watchLag)/2].Round(time.Millisecond), watchLag[len(watchLag)*99/100].Round(time.Millisecond))
 	fmt.Printf("  Application create to seen through a watch: p50 %v, p99 %v\n",
 		appLag[len(appLag)/2].Round(time.Millisecond), appLag[len(appLag)*99/100].Round(time.Millisecond))
-	fmt.Printf("  test process (manager + load generator): CPU %.1fs during the burst, peak RSS %s\n", cpuSeconds()-cpu0, peakRSS())
+	fmt.Printf("  test process (manager + load generator): CPU %.1fs during the burst, peak RSS %s\n", framework.ProcessCPUSeconds(os.Getpid())-cpu0, peakRSS())
 	fmt.Printf("  kube-apiserver CPU %.1fs, etcd CPU %.1fs during the burst\n",
 		framework.ProcessCPUSeconds(apiserverPID)-apiserverCPU0, framework.ProcessCPUSeconds(etcdPID)-etcdCPU0)
 	b.ReportMetric(total.Seconds(), "s-total")
@@ -255,42 +236,6 @@ func envInt(name string, def int) int {
 		return v
 	}
 	return def
-}
-
-// parallel runs f(0..n-1) on workers goroutines and fails b on the first error.
-func parallel(b *testing.B, n, workers int, f func(int) error) {
-	b.Helper()
-	next := make(chan int)
-	errs := make(chan error, n)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				if err := f(i); err != nil {
-					errs <- err
-				}
-			}
-		}()
-	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		b.Fatal(err)
-	}
-}
-
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
 func peakRSS() string {

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/propagation"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/builders"
 )
 
 const appNamespace = "argocd"
@@ -53,47 +54,16 @@ func newCluster(ctx context.Context, lbls map[string]string) string {
 	return name
 }
 
-// appBuilder builds hub Applications: newApp("guestbook").cluster("cluster1").create(ctx).
-type appBuilder struct{ app *argov1alpha1.Application }
-
-func newApp(name string) *appBuilder {
-	return &appBuilder{app: &argov1alpha1.Application{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: name, Namespace: appNamespace,
-			Labels:      map[string]string{apps.LabelPullToOCMManagedCluster: "true"},
-			Annotations: map[string]string{apps.AnnotationSkipReconcile: "true"},
-		},
-		Spec: argov1alpha1.ApplicationSpec{
-			Project: "default",
-			Source: &argov1alpha1.ApplicationSource{
-				RepoURL: "https://github.com/argoproj/argocd-example-apps", Path: "guestbook", TargetRevision: "HEAD"},
-			Destination: argov1alpha1.ApplicationDestination{Name: "placeholder", Namespace: "guestbook"},
-		},
-	}}
+// hubApp starts a pulled hub Application whose destination is a placeholder:
+// propagation replaces it with the managed cluster's own API server.
+func hubApp(name string) *builders.ApplicationBuilder {
+	return builders.Application(name).Pulled().
+		Destination(argov1alpha1.ApplicationDestination{Name: "placeholder", Namespace: builders.GuestbookNamespace})
 }
 
-func (b *appBuilder) cluster(c string) *appBuilder {
-	return b.annotation(apps.AnnotationOCMManagedCluster, c)
-}
-
-func (b *appBuilder) annotation(k, v string) *appBuilder {
-	b.app.Annotations[k] = v
-	return b
-}
-
-func (b *appBuilder) label(k, v string) *appBuilder {
-	b.app.Labels[k] = v
-	return b
-}
-
-func (b *appBuilder) finalizer(f string) *appBuilder {
-	b.app.Finalizers = append(b.app.Finalizers, f)
-	return b
-}
-
-func (b *appBuilder) create(ctx context.Context) *argov1alpha1.Application {
+// createApp creates app on the hub and, when the spec ends, deletes it.
+func createApp(ctx context.Context, app *argov1alpha1.Application) *argov1alpha1.Application {
 	GinkgoHelper()
-	app := b.app.DeepCopy()
 	Expect(k8s.Create(ctx, app)).To(Succeed())
 	DeferCleanup(func(ctx context.Context) { deleteApp(ctx, client.ObjectKeyFromObject(app)) })
 	return app
@@ -200,16 +170,16 @@ func payloadOf(w *workv1.ManifestWork) map[string]any {
 var _ = Describe("Propagation", func() {
 	It("turns the golden Application into exactly the contracted ManifestWork", func(ctx context.Context) {
 		c := newCluster(ctx, nil)
-		b := newApp("golden-guestbook").cluster(c).
-			finalizer(propagation.ResourcesFinalizer).
-			label("app.kubernetes.io/part-of", "guestbook").
-			annotation(apps.AnnotationRefresh, "hard").
-			annotation(apps.AnnotationOCMManagedClusterAppNamespace, "openshift-gitops")
-		b.app.OwnerReferences = []metav1.OwnerReference{{
-			APIVersion: "argoproj.io/v1alpha1", Kind: "ApplicationSet", Name: "guestbook",
-			UID: "0b0d3e8c-0000-4000-8000-000000000001"}}
-		b.app.Operation = &argov1alpha1.Operation{Sync: &argov1alpha1.SyncOperation{Revision: "HEAD", Prune: true}}
-		app := b.create(ctx)
+		app := createApp(ctx, hubApp("golden-guestbook").Cluster(c).
+			Finalizer(propagation.ResourcesFinalizer).
+			Label("app.kubernetes.io/part-of", "guestbook").
+			Annotation(apps.AnnotationRefresh, "hard").
+			Annotation(apps.AnnotationOCMManagedClusterAppNamespace, "openshift-gitops").
+			OwnerReference(metav1.OwnerReference{
+				APIVersion: "argoproj.io/v1alpha1", Kind: "ApplicationSet", Name: "guestbook",
+				UID: "0b0d3e8c-0000-4000-8000-000000000001"}).
+			Operation(argov1alpha1.Operation{Sync: &argov1alpha1.SyncOperation{Revision: "HEAD", Prune: true}}).
+			Build())
 
 		w := expectOnlyWork(ctx, app, c, workName(app))
 		Expect(w.Labels).To(Equal(map[string]string{
@@ -278,7 +248,7 @@ var _ = Describe("Propagation", func() {
 
 	It("propagates updates and does not write when nothing the work carries changed", func(ctx context.Context) {
 		c := newCluster(ctx, nil)
-		app := newApp("updated").cluster(c).create(ctx)
+		app := createApp(ctx, hubApp("updated").Cluster(c).Build())
 		w := expectOnlyWork(ctx, app, c, workName(app))
 
 		By("a hub status change is not propagated and causes no write")
@@ -307,7 +277,7 @@ var _ = Describe("Propagation", func() {
 	Describe("cleanup: exactly one ManifestWork per live marked Application", func() {
 		It("deletes the work, then releases the resources finalizer so the Application goes", func(ctx context.Context) {
 			c := newCluster(ctx, nil)
-			app := newApp("with-finalizer").cluster(c).finalizer(propagation.ResourcesFinalizer).create(ctx)
+			app := createApp(ctx, hubApp("with-finalizer").Cluster(c).Finalizer(propagation.ResourcesFinalizer).Build())
 			expectOnlyWork(ctx, app, c, workName(app))
 
 			Expect(k8s.Delete(ctx, getApp(ctx, app))).To(Succeed())
@@ -319,7 +289,7 @@ var _ = Describe("Propagation", func() {
 
 		It("keeps the finalizer while a ManifestWork is still there", func(ctx context.Context) {
 			c := newCluster(ctx, nil)
-			app := newApp("work-held").cluster(c).finalizer(propagation.ResourcesFinalizer).create(ctx)
+			app := createApp(ctx, hubApp("work-held").Cluster(c).Finalizer(propagation.ResourcesFinalizer).Build())
 			w := expectOnlyWork(ctx, app, c, workName(app))
 			// Stand in for the work agent's cleanup finalizer.
 			w.Finalizers = append(w.Finalizers, "test.open-cluster-management.io/hold")
@@ -345,7 +315,7 @@ var _ = Describe("Propagation", func() {
 
 		It("deletes the work of an Application deleted without a finalizer", func(ctx context.Context) {
 			c := newCluster(ctx, nil)
-			app := newApp("no-finalizer").cluster(c).create(ctx)
+			app := createApp(ctx, hubApp("no-finalizer").Cluster(c).Build())
 			expectOnlyWork(ctx, app, c, workName(app))
 			Expect(k8s.Delete(ctx, getApp(ctx, app))).To(Succeed())
 			expectNoWork(ctx, client.ObjectKeyFromObject(app))
@@ -353,7 +323,7 @@ var _ = Describe("Propagation", func() {
 
 		It("moves the work when the target cluster changes", func(ctx context.Context) {
 			c1, c2 := newCluster(ctx, nil), newCluster(ctx, nil)
-			app := newApp("retarget").cluster(c1).create(ctx)
+			app := createApp(ctx, hubApp("retarget").Cluster(c1).Build())
 			expectOnlyWork(ctx, app, c1, workName(app))
 
 			got := getApp(ctx, app)
@@ -367,7 +337,7 @@ var _ = Describe("Propagation", func() {
 		DescribeTable("deletes the work when the Application is no longer marked",
 			func(ctx context.Context, unmark func(*argov1alpha1.Application)) {
 				c := newCluster(ctx, nil)
-				app := newApp("unmarked-" + c).cluster(c).create(ctx)
+				app := createApp(ctx, hubApp("unmarked-"+c).Cluster(c).Build())
 				expectOnlyWork(ctx, app, c, workName(app))
 				got := getApp(ctx, app)
 				unmark(got)
@@ -380,18 +350,18 @@ var _ = Describe("Propagation", func() {
 
 		It("replaces the work of a recreated Application (new UID)", func(ctx context.Context) {
 			c := newCluster(ctx, nil)
-			old := newApp("recreated").cluster(c).create(ctx)
+			old := createApp(ctx, hubApp("recreated").Cluster(c).Build())
 			expectOnlyWork(ctx, old, c, workName(old))
 
 			Expect(k8s.Delete(ctx, getApp(ctx, old))).To(Succeed())
-			app := newApp("recreated").cluster(c).create(ctx)
+			app := createApp(ctx, hubApp("recreated").Cluster(c).Build())
 			Expect(app.UID).NotTo(Equal(old.UID))
 			expectOnlyWork(ctx, app, c, workName(app))
 		})
 
 		It("deletes a stray work left for the Application under another name", func(ctx context.Context) {
 			c := newCluster(ctx, nil)
-			app := newApp("stray").cluster(c).create(ctx)
+			app := createApp(ctx, hubApp("stray").Cluster(c).Build())
 			want := expectOnlyWork(ctx, app, c, workName(app))
 			stray := want.DeepCopy()
 			stray.ObjectMeta = metav1.ObjectMeta{Name: "stray-00000", Namespace: c, Labels: want.Labels, Annotations: want.Annotations}
@@ -401,10 +371,10 @@ var _ = Describe("Propagation", func() {
 
 		It("rebuilds its state from the API after a restart", func(ctx context.Context) {
 			c := newCluster(ctx, nil)
-			gone := newApp("restart-deleted").cluster(c).create(ctx)
-			unmarked := newApp("restart-unmarked").cluster(c).create(ctx)
-			moved := newApp("restart-moved").cluster(c).create(ctx)
-			kept := newApp("restart-kept").cluster(c).create(ctx)
+			gone := createApp(ctx, hubApp("restart-deleted").Cluster(c).Build())
+			unmarked := createApp(ctx, hubApp("restart-unmarked").Cluster(c).Build())
+			moved := createApp(ctx, hubApp("restart-moved").Cluster(c).Build())
+			kept := createApp(ctx, hubApp("restart-kept").Cluster(c).Build())
 			for _, a := range []*argov1alpha1.Application{gone, unmarked, moved, kept} {
 				expectOnlyWork(ctx, a, c, workName(a))
 			}
@@ -429,14 +399,14 @@ var _ = Describe("Propagation", func() {
 
 	It("does not target the local cluster", func(ctx context.Context) {
 		c := newCluster(ctx, map[string]string{propagation.LabelLocalCluster: "true"})
-		app := newApp("local").cluster(c).create(ctx)
+		app := createApp(ctx, hubApp("local").Cluster(c).Build())
 		expectEvent(ctx, app, propagation.ReasonLocalCluster, "is the hub itself")
 		expectNoWork(ctx, client.ObjectKeyFromObject(app))
 	})
 
 	It("names the work of an over-long Application with a stable hash suffix", func(ctx context.Context) {
 		c := newCluster(ctx, nil)
-		app := newApp(strings.Repeat("a", 250)).cluster(c).create(ctx)
+		app := createApp(ctx, hubApp(strings.Repeat("a", 250)).Cluster(c).Build())
 		Eventually(func() []string { return workNames(ctx, client.ObjectKeyFromObject(app)) }).Should(HaveLen(1))
 		w := worksOf(ctx, client.ObjectKeyFromObject(app))[0]
 		Expect(w.Name).To(HaveLen(253))
@@ -446,26 +416,26 @@ var _ = Describe("Propagation", func() {
 
 	Describe("bad input: an Event on the Application, no ManifestWork, others unaffected", func() {
 		DescribeTable("rejects",
-			func(ctx context.Context, reason, text string, edit func(ctx context.Context, b *appBuilder, cluster string)) {
+			func(ctx context.Context, reason, text string, edit func(ctx context.Context, b *builders.ApplicationBuilder, cluster string)) {
 				c := newCluster(ctx, nil)
-				good := newApp("good-" + c).cluster(c).create(ctx)
-				b := newApp("bad-" + c).cluster(c)
+				good := createApp(ctx, hubApp("good-"+c).Cluster(c).Build())
+				b := hubApp("bad-" + c).Cluster(c)
 				edit(ctx, b, c)
-				bad := b.create(ctx)
+				bad := createApp(ctx, b.Build())
 				expectEvent(ctx, bad, reason, text)
 				expectNoWork(ctx, client.ObjectKeyFromObject(bad))
 				expectOnlyWork(ctx, good, c, workName(good))
 			},
 			Entry("missing cluster annotation", propagation.ReasonInvalidApplication, "is missing or empty",
-				func(_ context.Context, b *appBuilder, _ string) {
-					delete(b.app.Annotations, apps.AnnotationOCMManagedCluster)
+				func(_ context.Context, b *builders.ApplicationBuilder, _ string) {
+					b.WithoutAnnotation(apps.AnnotationOCMManagedCluster)
 				}),
 			Entry("empty cluster annotation", propagation.ReasonInvalidApplication, "is missing or empty",
-				func(_ context.Context, b *appBuilder, _ string) { b.cluster("") }),
+				func(_ context.Context, b *builders.ApplicationBuilder, _ string) { b.Cluster("") }),
 			Entry("a cluster that does not exist", propagation.ReasonClusterNotFound, "does not exist",
-				func(_ context.Context, b *appBuilder, _ string) { b.cluster("no-such-cluster") }),
+				func(_ context.Context, b *builders.ApplicationBuilder, _ string) { b.Cluster("no-such-cluster") }),
 			Entry("a cluster being deleted", propagation.ReasonClusterDeleting, "is being deleted",
-				func(ctx context.Context, b *appBuilder, _ string) {
+				func(ctx context.Context, b *builders.ApplicationBuilder, _ string) {
 					c := newCluster(ctx, nil)
 					mc := &clusterv1.ManagedCluster{}
 					Expect(k8s.Get(ctx, client.ObjectKey{Name: c}, mc)).To(Succeed())
@@ -477,24 +447,26 @@ var _ = Describe("Propagation", func() {
 						mc.Finalizers = nil
 						Expect(k8s.Update(ctx, mc)).To(Succeed())
 					})
-					b.cluster(c)
+					b.Cluster(c)
 				}),
 			Entry("a pull label that is not a boolean", propagation.ReasonInvalidPullLabel, "is not a boolean",
-				func(_ context.Context, b *appBuilder, _ string) { b.label(apps.LabelPullToOCMManagedCluster, "yes") }),
+				func(_ context.Context, b *builders.ApplicationBuilder, _ string) {
+					b.Label(apps.LabelPullToOCMManagedCluster, "yes")
+				}),
 			Entry("a destination-server that is not https", propagation.ReasonInvalidApplication, "is not an https URL",
-				func(_ context.Context, b *appBuilder, _ string) {
-					b.annotation(apps.AnnotationDestinationServer, "http://10.0.0.1:6443")
+				func(_ context.Context, b *builders.ApplicationBuilder, _ string) {
+					b.Annotation(apps.AnnotationDestinationServer, "http://10.0.0.1:6443")
 				}),
 			Entry("both destination overrides", propagation.ReasonInvalidApplication, "keep only one",
-				func(_ context.Context, b *appBuilder, _ string) {
-					b.annotation(apps.AnnotationDestinationServer, "https://10.0.0.1:6443").
-						annotation(apps.AnnotationDestinationName, "in-cluster")
+				func(_ context.Context, b *builders.ApplicationBuilder, _ string) {
+					b.Annotation(apps.AnnotationDestinationServer, "https://10.0.0.1:6443").
+						Annotation(apps.AnnotationDestinationName, "in-cluster")
 				}),
 		)
 
 		It("deletes the work when a cluster starts being deleted", func(ctx context.Context) {
 			c := newCluster(ctx, nil)
-			app := newApp("cluster-goes").cluster(c).create(ctx)
+			app := createApp(ctx, hubApp("cluster-goes").Cluster(c).Build())
 			expectOnlyWork(ctx, app, c, workName(app))
 			mc := &clusterv1.ManagedCluster{}
 			Expect(k8s.Get(ctx, client.ObjectKey{Name: c}, mc)).To(Succeed())
@@ -512,7 +484,7 @@ var _ = Describe("Propagation", func() {
 
 		It("propagates once a missing cluster is registered", func(ctx context.Context) {
 			name := fmt.Sprintf("late%d", clusterSeq.Add(1))
-			app := newApp("late-cluster").cluster(name).create(ctx)
+			app := createApp(ctx, hubApp("late-cluster").Cluster(name).Build())
 			expectEvent(ctx, app, propagation.ReasonClusterNotFound, "does not exist")
 			ensureNamespace(ctx, name)
 			Expect(k8s.Create(ctx, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: name},

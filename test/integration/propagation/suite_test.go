@@ -1,22 +1,19 @@
 package propagation_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/propagation"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/manager"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/suite"
 )
 
 var (
@@ -27,15 +24,14 @@ var (
 )
 
 func TestPropagation(t *testing.T) {
-	RegisterFailHandler(Fail)
-	SetDefaultEventuallyTimeout(30 * time.Second)
-	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
-	SetDefaultConsistentlyDuration(2 * time.Second)
-	RunSpecs(t, "Propagation on a real kube-apiserver")
+	// Consistently polls at Gomega's default 10ms, as this suite's specs always have: the
+	// finer polling catches a ManifestWork that exists only briefly.
+	suite.Run(t, "Propagation on a real kube-apiserver",
+		suite.EventuallyDefaults(30*time.Second, 100*time.Millisecond),
+		suite.ConsistentlyDefaults(2*time.Second, 10*time.Millisecond))
 }
 
 var _ = BeforeSuite(func() {
-	ctrl.SetLogger(GinkgoLogr)
 	var err error
 	apiServer, err = framework.StartAPIServer()
 	Expect(err).NotTo(HaveOccurred())
@@ -55,24 +51,12 @@ var _ = AfterSuite(func() {
 // a function that stops it and waits until it has.
 func startManager() func() {
 	GinkgoHelper()
-	mgr, err := ctrl.NewManager(apiServer.Config, ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
-		Cache:                  manager.CacheOptions(),
+	stop, err := framework.RunManager(apiServer.Config, scheme, func(mgr ctrl.Manager) error {
+		return manager.SetupControllers(mgr, propagation.ControllerName)
 	})
 	Expect(err).NotTo(HaveOccurred())
-	Expect(manager.SetupControllers(mgr, propagation.ControllerName)).To(Succeed())
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer GinkgoRecover()
-		defer close(done)
-		Expect(mgr.Start(ctx)).To(Succeed())
-	}()
 	return func() {
-		cancel()
-		Eventually(done).Should(BeClosed())
+		GinkgoHelper()
+		Expect(stop()).To(Succeed())
 	}
 }

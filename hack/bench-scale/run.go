@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
@@ -78,7 +76,7 @@ func (m *meter) begin(name string) (*phaseRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	busy, all := machineCPU()
+	busy, all := framework.MachineCPU()
 	return (&phaseRun{m: m, name: name, start: time.Now(), requests: req, busy: busy, all: all,
 		loadCPU: framework.ProcessCPUSeconds(os.Getpid()),
 		mgrCPU:  framework.ProcessCPUSeconds(m.mgr.pid()), apiCPU: framework.ProcessCPUSeconds(m.apiserver),
@@ -119,7 +117,7 @@ func (p *phaseRun) end() (phaseStats, error) {
 	if err != nil {
 		return phaseStats{}, err
 	}
-	busy, all := machineCPU()
+	busy, all := framework.MachineCPU()
 	return phaseStats{name: p.name, duration: time.Since(p.start),
 		loadCPU:        framework.ProcessCPUSeconds(os.Getpid()) - p.loadCPU,
 		machineBusy:    (busy - p.busy) / max(all-p.all, 1),
@@ -129,27 +127,6 @@ func (p *phaseRun) end() (phaseStats, error) {
 		maxQueueDepth:    p.depths,
 		apiserverCPU:     framework.ProcessCPUSeconds(p.m.apiserver) - p.apiCPU,
 		etcdCPU:          framework.ProcessCPUSeconds(p.m.etcd) - p.etcdCPU}, nil
-}
-
-// machineCPU reads the busy and total CPU time of the whole machine from /proc/stat
-// (in USER_HZ ticks): busy is everything but idle and iowait.
-func machineCPU() (busy, all float64) {
-	data, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return 0, 0
-	}
-	line, _, _ := strings.Cut(string(data), "\n")
-	for i, f := range strings.Fields(line)[1:] {
-		v, _ := strconv.ParseFloat(f, 64)
-		if i >= 8 { // guest time is already in user time
-			break
-		}
-		all += v
-		if i != 3 && i != 4 { // idle, iowait
-			busy += v
-		}
-	}
-	return busy, all
 }
 
 // settle waits until the manager has sent no write for cfg.settleQuiet (at most 5 minutes).
@@ -225,7 +202,7 @@ func runOnce(ctx context.Context, cfg config, clusters, run int) (*runResult, er
 	apiPID, etcdPID := h.server.PIDs()
 	logf("starting the manager (logs: %s)", filepath.Join(dir, "manager.log"))
 	// Start-up is measured from the process start: CPU, peak RSS and requests from zero.
-	busy, all := machineCPU()
+	busy, all := framework.MachineCPU()
 	startup := &phaseRun{name: "start-up", start: time.Now(), requests: map[string]float64{}, busy: busy, all: all,
 		loadCPU: framework.ProcessCPUSeconds(os.Getpid()),
 		apiCPU:  framework.ProcessCPUSeconds(apiPID), etcdCPU: framework.ProcessCPUSeconds(etcdPID)}
@@ -286,7 +263,7 @@ func runOnce(ctx context.Context, cfg config, clusters, run int) (*runResult, er
 	var start time.Time
 	err = measure("propagation", func() error {
 		start = time.Now()
-		if err := parallel(ctx, res.apps, cfg.creators, func(i int) error {
+		if err := framework.Parallel(ctx, res.apps, cfg.creators, func(i int) error {
 			app := newApplication(appSetOf(i), clusterOf(i))
 			names[i] = app.Name
 			created[i] = time.Now()
@@ -327,7 +304,7 @@ func runOnce(ctx context.Context, cfg config, clusters, run int) (*runResult, er
 	logf("status fan-in: %d agent reports and ManifestWork feedbacks", res.apps)
 	err = measure("status fan-in", func() error {
 		start := time.Now()
-		if err := parallel(ctx, res.apps, cfg.spokeWorkers, func(i int) error {
+		if err := framework.Parallel(ctx, res.apps, cfg.spokeWorkers, func(i int) error {
 			return sims[i].change(ctx, h, t, revision(1<<40), true, since)
 		}); err != nil {
 			return err

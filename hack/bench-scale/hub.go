@@ -113,7 +113,7 @@ func (h *hub) createFleet(ctx context.Context, n int) error {
 	// ClusterManagementAddOn; the addon framework acts only on those.
 	owner := metav1.OwnerReference{APIVersion: addonv1alpha1.GroupVersion.String(), Kind: "ClusterManagementAddOn",
 		Name: cma.GetName(), UID: cma.GetUID(), BlockOwnerDeletion: ptr.To(true), Controller: ptr.To(true)}
-	return parallel(ctx, n, 16, func(i int) error {
+	return framework.Parallel(ctx, n, 16, func(i int) error {
 		name := clusterName(i)
 		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
 			return err
@@ -199,48 +199,4 @@ func (h *hub) agentClient(cluster string) (client.Client, error) {
 	}
 	h.agents[cluster] = c
 	return c, nil
-}
-
-// parallel runs f(0..n-1) on workers goroutines and returns the first error.
-func parallel(ctx context.Context, n, workers int, f func(int) error) error {
-	next := make(chan int)
-	errs := make(chan error, workers)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				if err := f(i); err != nil {
-					select {
-					case errs <- err:
-					default:
-					}
-				}
-			}
-		}()
-	}
-	var err error
-loop:
-	for i := range n {
-		select {
-		case next <- i:
-		case err = <-errs:
-			break loop
-		case <-ctx.Done():
-			err = ctx.Err()
-			break loop
-		}
-	}
-	close(next)
-	wg.Wait()
-	if err != nil {
-		return err
-	}
-	select {
-	case err = <-errs:
-		return err
-	default:
-		return nil
-	}
 }

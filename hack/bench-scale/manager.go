@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -47,14 +46,11 @@ func buildManager(dir string) (string, error) {
 // startManager runs `binary manager` against the hub of kubeconfig, with its logs in
 // logPath and extraEnv added to the benchmark's environment, and waits until it is ready.
 func startManager(ctx context.Context, binary, kubeconfig, logPath string, extraArgs, extraEnv []string) (*managerProcess, error) {
-	metricsPort, err := freePort()
+	ports, err := framework.FreePorts(2)
 	if err != nil {
 		return nil, err
 	}
-	probePort, err := freePort()
-	if err != nil {
-		return nil, err
-	}
+	metricsPort, probePort := ports[0], ports[1]
 	logs, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
@@ -208,13 +204,4 @@ func conflicts(byMethod map[string]float64) float64 {
 // writes is the number of write requests (POST, PUT, PATCH, DELETE) in a requests map.
 func writes(byMethod map[string]float64) float64 {
 	return byMethod["POST"] + byMethod["PUT"] + byMethod["PATCH"] + byMethod["DELETE"]
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
