@@ -173,7 +173,7 @@ $(HELM):
 
 ##@ Sandbox
 
-# The README's first command (issue 6): a hub and managed clusters, each its own
+# The README's first command: a hub and managed clusters, each its own
 # kube-apiserver, etcd and kube-controller-manager, joined with real OCM; real Argo CD;
 # argocd-pull-addon's manager and agents; the guestbook example applied and its report
 # printed. It runs until Ctrl-C and then stops everything it started. SANDBOX_ARGS: e.g.
@@ -195,15 +195,15 @@ sandbox: build argocd kubectl debian-packages ## Run a fleet with the guestbook 
 run: envtest ## Start a local hub API server with all CRDs and run the manager against it (Ctrl-C stops).
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) run ./hack/devhub
 
-# The scale benchmark of issue 8 (hack/bench-scale): one real hub API server, simulated
+# The scale benchmark (hack/bench-scale, docs/benchmarks.md): one real hub API server, simulated
 # spokes, the manager binary as a process of its own; prints the figures of
 # docs/benchmarks.md. Takes minutes per size and run; run it on a quiet machine.
 BENCH_SCALE_ARGS ?= --clusters 100,300,1000 --appsets 10 --runs 3 --churn 50 --idle 60s
 .PHONY: bench-scale
-bench-scale: envtest ## Scale benchmark (issue 8): propagation, freshness, manager RSS/CPU, API writes per size (BENCH_SCALE_ARGS).
+bench-scale: envtest ## Scale benchmark: propagation, freshness, manager RSS/CPU, API writes per size (BENCH_SCALE_ARGS).
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) run ./hack/bench-scale $(BENCH_SCALE_ARGS)
 
-# The end-to-end suite (issues 6 and 7, test/e2e/pull) on a real fleet: a hub and three
+# The end-to-end suite (test/e2e/pull) on a real fleet: a hub and three
 # clusters with real OCM, real Argo CD v3 (on two clusters, and on the hub with our Config
 # Management Plugin), the hub chart, and our manager and agents as processes of the built
 # binary. Behind the e2e build tag, so not part of `go test ./...` (`make test` runs it

@@ -1,6 +1,6 @@
-// Command bench-scale is the scale benchmark of issue 8: one real hub kube-apiserver with
+// Command bench-scale is the scale benchmark (docs/benchmarks.md): one real hub kube-apiserver with
 // simulated managed clusters, the real manager binary as a process of its own, and the
-// figures the issue asks for, printed as tables.
+// figures docs/benchmarks.md records, printed as tables.
 //
 //	KUBEBUILDER_ASSETS=$PWD/bin/envtest go run ./hack/bench-scale --clusters 100,300,1000 --appsets 10 --runs 3 --churn 50 --idle 60s
 //

@@ -166,8 +166,8 @@ func figures() []figure {
 		figure{"median MulticlusterApplicationSetReport", func(r *runResult) float64 { return float64(r.medianReport) }, bytes})
 }
 
-// printSummary prints every figure per size, the median of the runs, and the issue's
-// targets against the largest size.
+// printSummary prints every figure per size, the median of the runs, and the targets
+// docs/benchmarks.md tracks, against the largest size.
 func printSummary(w io.Writer, cfg config, all [][]*runResult) {
 	fmt.Fprintf(w, "== Summary: median of %d run(s) per size ==\n", len(all[0]))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
