@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/builders"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,11 +15,7 @@ import (
 // pulledApplication is a marked hub Application named name with the given UID, pulled to
 // cluster c1.
 func pulledApplication(name string, uid types.UID) *argov1alpha1.Application {
-	return &argov1alpha1.Application{ObjectMeta: metav1.ObjectMeta{
-		Name: name, Namespace: "argocd", UID: uid,
-		Labels:      map[string]string{apps.LabelPullToOCMManagedCluster: "true"},
-		Annotations: map[string]string{apps.AnnotationOCMManagedCluster: "c1"},
-	}}
+	return builders.Application(name).Pulled().UID(uid).Cluster("c1").Build()
 }
 
 // workOf is a pull-model ManifestWork named name in cluster c1 for the hub Application

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/builders"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"github.com/argoproj/gitops-engine/pkg/health"
@@ -14,37 +15,6 @@ import (
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 )
 
-// reportStatus is a fixture builder for agent report statuses.
-type reportStatus struct {
-	s appsv1alpha1.ApplicationReportStatus
-}
-
-func newReportStatus(observedAt metav1.Time) *reportStatus {
-	return &reportStatus{s: appsv1alpha1.ApplicationReportStatus{ObservedAt: observedAt}}
-}
-
-func (b *reportStatus) state(h appsv1alpha1.HealthStatusCode, message string, s appsv1alpha1.SyncStatusCode, revision string) *reportStatus {
-	b.s.Health = appsv1alpha1.HealthReport{Status: h, Message: message}
-	b.s.Sync = appsv1alpha1.SyncReport{Status: s, Revision: revision}
-	return b
-}
-
-func (b *reportStatus) operation(phase appsv1alpha1.OperationPhase, startedAt metav1.Time, message string) *reportStatus {
-	b.s.OperationState = &appsv1alpha1.OperationStateReport{Phase: phase, StartedAt: &startedAt, Message: message, FinishedAt: &later}
-	return b
-}
-
-func (b *reportStatus) details() *reportStatus {
-	b.s.Conditions = []appsv1alpha1.ApplicationConditionReport{{Type: "SyncError", Message: "Deployment guestbook-ui failed", LastTransitionTime: &started}}
-	b.s.Resources = []appsv1alpha1.ResourceStatusReport{{
-		Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "guestbook", Name: "guestbook-ui",
-		Status: appsv1alpha1.SyncStatusOutOfSync, Health: &appsv1alpha1.ResourceHealthReport{Status: appsv1alpha1.HealthStatusDegraded, Message: "0/1"},
-	}}
-	return b
-}
-
-func (b *reportStatus) obj() *appsv1alpha1.ApplicationReportStatus { return b.s.DeepCopy() }
-
 func TestMergeScalars(t *testing.T) {
 	fbAt := func(startedAt metav1.Time) Scalars {
 		return Scalars{
@@ -52,8 +22,8 @@ func TestMergeScalars(t *testing.T) {
 			OperationPhase: ptr.To(synccommon.OperationRunning), OperationStartedAt: &startedAt,
 		}
 	}
-	reported := newReportStatus(later).state(appsv1alpha1.HealthStatusHealthy, "", appsv1alpha1.SyncStatusSynced, "rep").
-		operation(appsv1alpha1.OperationSucceeded, started, "").obj()
+	reported := builders.ReportStatus(later).State(appsv1alpha1.HealthStatusHealthy, "", appsv1alpha1.SyncStatusSynced, "rep").
+		Operation(appsv1alpha1.OperationSucceeded, started, later, "").Build()
 	fromReport := Scalars{
 		Health: ptr.To(health.HealthStatusHealthy), Sync: ptr.To(argov1alpha1.SyncStatusCodeSynced), Revision: ptr.To("rep"),
 		OperationPhase: ptr.To(synccommon.OperationSucceeded), OperationStartedAt: &started,
@@ -84,7 +54,7 @@ func TestMergeScalars(t *testing.T) {
 			fb: Scalars{Health: ptr.To(health.HealthStatusDegraded)}, report: reported, available: true, want: fromReport, wantSource: SourceReport,
 		},
 		"report without values: the feedback fills them": {
-			fb: fbAt(started), report: newReportStatus(later).obj(), available: true, want: fbAt(started), wantSource: SourceReport,
+			fb: fbAt(started), report: builders.ReportStatus(later).Build(), available: true, want: fbAt(started), wantSource: SourceReport,
 		},
 	}
 	for name, tc := range tests {

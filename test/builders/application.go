@@ -4,7 +4,7 @@
 //	app := builders.Application("guestbook").Pulled().Cluster("cluster1").Build()
 //
 // The unit tests of pkg/ use it as well as the suites under test/, so it imports nothing
-// of the project but the API constants of pkg/apis/apps.
+// of the project but its API packages under pkg/apis.
 package builders
 
 import (

@@ -6,6 +6,7 @@ import (
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/builders"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"github.com/argoproj/gitops-engine/pkg/health"
@@ -17,49 +18,18 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 )
 
-// hubApp is a fixture builder for a hub-rendered Application of the ApplicationSet
-// "argocd/guestbook": an ordinary hub Application whose Argo CD manages the ManifestWork
-// "<name>" in the cluster's namespace.
-type hubApp struct{ a *argov1alpha1.Application }
-
-func newHubApp(cluster, name string) *hubApp {
-	return &hubApp{a: &argov1alpha1.Application{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: name, Namespace: appSetNamespace,
-			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: "argoproj.io/v1alpha1", Kind: "ApplicationSet", Name: "guestbook", UID: "appset-uid", Controller: ptr.To(true),
-			}},
-		},
-		Spec: argov1alpha1.ApplicationSpec{
-			Destination: argov1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: cluster},
-			Source:      &argov1alpha1.ApplicationSource{Plugin: &argov1alpha1.ApplicationSourcePlugin{Name: "ocm-manifestwork"}},
-		},
-		Status: argov1alpha1.ApplicationStatus{
-			Resources: []argov1alpha1.ResourceStatus{{
-				Group: manifestWorkGroup, Version: "v1", Kind: manifestWorkKind, Namespace: cluster, Name: name,
-				Status: argov1alpha1.SyncStatusCodeSynced,
-			}},
-		},
-	}}
+// hubRenderedApp is a hub-rendered Application of the ApplicationSet "argocd/guestbook":
+// an ordinary hub Application whose Argo CD manages the ManifestWork "<name>" in the
+// cluster's namespace.
+func hubRenderedApp(cluster, name string) *builders.ApplicationBuilder {
+	return builders.Application(name).Namespace(appSetNamespace).OwnedBy("guestbook", "appset-uid").
+		Destination(argov1alpha1.ApplicationDestination{Server: argov1alpha1.KubernetesInternalAPIServerAddr, Namespace: cluster}).
+		Plugin("ocm-manifestwork").
+		Resource(argov1alpha1.ResourceStatus{
+			Group: manifestWorkGroup, Version: "v1", Kind: manifestWorkKind, Namespace: cluster, Name: name,
+			Status: argov1alpha1.SyncStatusCodeSynced,
+		})
 }
-
-func (b *hubApp) state(sync argov1alpha1.SyncStatusCode, h health.HealthStatusCode, revision string) *hubApp {
-	b.a.Status.Sync = argov1alpha1.SyncStatus{Status: sync, Revision: revision}
-	b.a.Status.Health = argov1alpha1.HealthStatus{Status: h}
-	return b
-}
-
-func (b *hubApp) operation(phase synccommon.OperationPhase, message string) *hubApp {
-	b.a.Status.OperationState = &argov1alpha1.OperationState{Phase: phase, Message: message, StartedAt: t0}
-	return b
-}
-
-func (b *hubApp) condition(conditionType, message string) *hubApp {
-	b.a.Status.Conditions = append(b.a.Status.Conditions, argov1alpha1.ApplicationCondition{Type: conditionType, Message: message})
-	return b
-}
-
-func (b *hubApp) obj() *argov1alpha1.Application { return b.a.DeepCopy() }
 
 // renderedWork is a fixture builder for the ManifestWork the plugin rendered for a hub
 // Application, as the cache holds it (no manifests).
@@ -133,8 +103,8 @@ func TestBuildHubRendered(t *testing.T) {
 		want appsv1alpha1.AppConditions
 	}{
 		"healthy: sync and health from the hub Application, resources from the work, no agent": {
-			app: newHubApp("c1", "c1-guestbook").state(argov1alpha1.SyncStatusCodeSynced, health.HealthStatusHealthy, "r1").
-				operation(synccommon.OperationSucceeded, "successfully synced (all tasks run)").obj(),
+			app: hubRenderedApp("c1", "c1-guestbook").Sync(argov1alpha1.SyncStatusCodeSynced, "r1").Health(health.HealthStatusHealthy, "").
+				OperationState(argov1alpha1.OperationState{Phase: synccommon.OperationSucceeded, Message: "successfully synced (all tasks run)", StartedAt: t0}).Build(),
 			work: newRenderedWork("c1", "c1-guestbook").condition(workv1.WorkApplied, metav1.ConditionTrue, "Apply manifest work complete").
 				condition(workv1.WorkAvailable, metav1.ConditionTrue, "All resources are available").guestbookManifests().obj(),
 			want: appsv1alpha1.AppConditions{
@@ -148,7 +118,7 @@ func TestBuildHubRendered(t *testing.T) {
 			},
 		},
 		"progressing: replicas not ready yet is no failure": {
-			app: newHubApp("c1", "c1-guestbook").state(argov1alpha1.SyncStatusCodeSynced, health.HealthStatusProgressing, "r1").obj(),
+			app: hubRenderedApp("c1", "c1-guestbook").Sync(argov1alpha1.SyncStatusCodeSynced, "r1").Health(health.HealthStatusProgressing, "").Build(),
 			work: newRenderedWork("c1", "c1-guestbook").condition(workv1.WorkApplied, metav1.ConditionTrue, "").
 				condition(workv1.WorkAvailable, metav1.ConditionTrue, "").guestbookManifests().obj(),
 			want: appsv1alpha1.AppConditions{
@@ -161,7 +131,7 @@ func TestBuildHubRendered(t *testing.T) {
 			},
 		},
 		"a manifest fails to apply: the work's condition with the manifest's message, the manifest failing": {
-			app: newHubApp("c1", "c1-guestbook").state(argov1alpha1.SyncStatusCodeSynced, health.HealthStatusDegraded, "r1").obj(),
+			app: hubRenderedApp("c1", "c1-guestbook").Sync(argov1alpha1.SyncStatusCodeSynced, "r1").Health(health.HealthStatusDegraded, "").Build(),
 			work: newRenderedWork("c1", "c1-guestbook").condition(workv1.WorkApplied, metav1.ConditionFalse, "Failed to apply manifest work").
 				condition(workv1.WorkAvailable, metav1.ConditionTrue, "").
 				manifest("", "Service", "guestbook", "guestbook-ui", metav1.ConditionTrue, metav1.ConditionTrue, "").
@@ -188,7 +158,7 @@ func TestBuildHubRendered(t *testing.T) {
 		// One ranking for both delivery modes (report.AttentionRank): a missing object is
 		// broken health and comes before one that is only out of sync.
 		"Available False: the missing object first, then the one that failed to apply": {
-			app: newHubApp("c1", "c1-guestbook").state(argov1alpha1.SyncStatusCodeSynced, health.HealthStatusDegraded, "r1").obj(),
+			app: hubRenderedApp("c1", "c1-guestbook").Sync(argov1alpha1.SyncStatusCodeSynced, "r1").Health(health.HealthStatusDegraded, "").Build(),
 			work: newRenderedWork("c1", "c1-guestbook").condition(workv1.WorkApplied, metav1.ConditionFalse, "Failed to apply manifest work").
 				condition(workv1.WorkAvailable, metav1.ConditionFalse, "1 of 2 resources are not available").
 				manifest("", "ConfigMap", "guestbook", "settings", metav1.ConditionTrue, metav1.ConditionFalse, notFound).
@@ -214,7 +184,7 @@ func TestBuildHubRendered(t *testing.T) {
 			},
 		},
 		"no work status yet: the hub Application's state, nothing else": {
-			app:  newHubApp("c1", "c1-guestbook").state(argov1alpha1.SyncStatusCodeSynced, health.HealthStatusProgressing, "r1").obj(),
+			app:  hubRenderedApp("c1", "c1-guestbook").Sync(argov1alpha1.SyncStatusCodeSynced, "r1").Health(health.HealthStatusProgressing, "").Build(),
 			work: newRenderedWork("c1", "c1-guestbook").obj(),
 			want: appsv1alpha1.AppConditions{
 				ClusterConditions: []appsv1alpha1.ClusterCondition{{
@@ -225,7 +195,7 @@ func TestBuildHubRendered(t *testing.T) {
 			},
 		},
 		"conditions of an older generation of the work are stale": {
-			app: newHubApp("c1", "c1-guestbook").state(argov1alpha1.SyncStatusCodeSynced, health.HealthStatusProgressing, "r2").obj(),
+			app: hubRenderedApp("c1", "c1-guestbook").Sync(argov1alpha1.SyncStatusCodeSynced, "r2").Health(health.HealthStatusProgressing, "").Build(),
 			work: func() *workv1.ManifestWork {
 				w := newRenderedWork("c1", "c1-guestbook").condition(workv1.WorkApplied, metav1.ConditionFalse, "Failed to apply manifest work").obj()
 				w.Generation = 2
@@ -240,9 +210,9 @@ func TestBuildHubRendered(t *testing.T) {
 			},
 		},
 		"the hub Application's errors: the plugin failed, the sync failed": {
-			app: newHubApp("c1", "c1-guestbook").state(argov1alpha1.SyncStatusCodeUnknown, health.HealthStatusHealthy, "").
-				operation(synccommon.OperationError, "ComparisonError: plugin failed").
-				condition("ComparisonError", compareFail).condition("SharedResourceWarning", "shared").obj(),
+			app: hubRenderedApp("c1", "c1-guestbook").Sync(argov1alpha1.SyncStatusCodeUnknown, "").Health(health.HealthStatusHealthy, "").
+				OperationState(argov1alpha1.OperationState{Phase: synccommon.OperationError, Message: "ComparisonError: plugin failed", StartedAt: t0}).
+				Condition(argov1alpha1.ApplicationCondition{Type: "ComparisonError", Message: compareFail}).Condition(argov1alpha1.ApplicationCondition{Type: "SharedResourceWarning", Message: "shared"}).Build(),
 			work: newRenderedWork("c1", "c1-guestbook").condition(workv1.WorkApplied, metav1.ConditionTrue, "").guestbookManifests().obj(),
 			want: appsv1alpha1.AppConditions{
 				Resources: guestbookResources,
@@ -284,11 +254,11 @@ func TestBuildBothDeliveryModes(t *testing.T) {
 		Agents: map[string]pullmodel.AgentAvailability{"c1": available(), "c3": available()},
 		HubRendered: []HubRenderedApplication{
 			{
-				Application: newHubApp("c2", "c2-guestbook").state(argov1alpha1.SyncStatusCodeSynced, health.HealthStatusHealthy, "r1").obj(),
+				Application: hubRenderedApp("c2", "c2-guestbook").Sync(argov1alpha1.SyncStatusCodeSynced, "r1").Health(health.HealthStatusHealthy, "").Build(),
 				Work:        newRenderedWork("c2", "c2-guestbook").guestbookManifests().obj(),
 			},
 			{
-				Application: newHubApp("c4", "c4-guestbook").state(argov1alpha1.SyncStatusCodeOutOfSync, health.HealthStatusProgressing, "r1").obj(),
+				Application: hubRenderedApp("c4", "c4-guestbook").Sync(argov1alpha1.SyncStatusCodeOutOfSync, "r1").Health(health.HealthStatusProgressing, "").Build(),
 				Work:        newRenderedWork("c4", "c4-guestbook").obj(),
 			},
 		},
@@ -329,21 +299,21 @@ func TestBoundTreatsHealthyHubRenderedEntriesAsFine(t *testing.T) {
 }
 
 func TestIsHubRenderedApplication(t *testing.T) {
-	pulled := newHubApp("c1", "a").obj()
+	pulled := hubRenderedApp("c1", "a").Build()
 	pulled.Labels = map[string]string{apps.LabelPullToOCMManagedCluster: "true"}
-	badLabel := newHubApp("c1", "a").obj()
+	badLabel := hubRenderedApp("c1", "a").Build()
 	badLabel.Labels = map[string]string{apps.LabelPullToOCMManagedCluster: "yes"}
-	notPulled := newHubApp("c1", "a").obj()
+	notPulled := hubRenderedApp("c1", "a").Build()
 	notPulled.Labels = map[string]string{apps.LabelPullToOCMManagedCluster: "false"}
-	standalone := newHubApp("c1", "a").obj()
+	standalone := hubRenderedApp("c1", "a").Build()
 	standalone.OwnerReferences = nil
-	noWork := newHubApp("c1", "a").obj()
+	noWork := hubRenderedApp("c1", "a").Build()
 	noWork.Status.Resources = []argov1alpha1.ResourceStatus{{Version: "v1", Kind: "ConfigMap", Namespace: "c1", Name: "a"}}
 	tests := map[string]struct {
 		app  *argov1alpha1.Application
 		want bool
 	}{
-		"owned, manages a ManifestWork":    {app: newHubApp("c1", "a").obj(), want: true},
+		"owned, manages a ManifestWork":    {app: hubRenderedApp("c1", "a").Build(), want: true},
 		"pull label false: not pulled":     {app: notPulled, want: true},
 		"pulled: propagation delivers it":  {app: pulled},
 		"invalid pull label":               {app: badLabel},
@@ -361,7 +331,7 @@ func TestIsHubRenderedApplication(t *testing.T) {
 }
 
 func TestRenderedFor(t *testing.T) {
-	app := newHubApp("c1", "guestbook").obj()
+	app := hubRenderedApp("c1", "guestbook").Build()
 	noNamespace := newRenderedWork("c1", "guestbook").obj()
 	delete(noNamespace.Annotations, apps.AnnotationHubApplicationNamespace)
 	otherNamespace := newRenderedWork("c1", "guestbook").obj()
@@ -418,12 +388,12 @@ func TestHubRenderedWorkChanged(t *testing.T) {
 }
 
 func TestHubRenderedApplicationChanged(t *testing.T) {
-	base := newHubApp("c1", "guestbook").state(argov1alpha1.SyncStatusCodeSynced, health.HealthStatusHealthy, "r1").obj()
+	base := hubRenderedApp("c1", "guestbook").Sync(argov1alpha1.SyncStatusCodeSynced, "r1").Health(health.HealthStatusHealthy, "").Build()
 	refreshed := base.DeepCopy()
 	refreshed.Status.ReconciledAt = &t2
 	degraded := base.DeepCopy()
 	degraded.Status.Health.Status = health.HealthStatusDegraded
-	pushed := newHubApp("c1", "guestbook").state(argov1alpha1.SyncStatusCodeSynced, health.HealthStatusHealthy, "r1").obj()
+	pushed := hubRenderedApp("c1", "guestbook").Sync(argov1alpha1.SyncStatusCodeSynced, "r1").Health(health.HealthStatusHealthy, "").Build()
 	pushed.Status.Resources = nil
 	pushedDegraded := pushed.DeepCopy()
 	pushedDegraded.Status.Health.Status = health.HealthStatusDegraded

@@ -8,6 +8,7 @@ import (
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/builders"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"github.com/argoproj/gitops-engine/pkg/health"
@@ -25,25 +26,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 )
 
-// application is a fixture builder for hub Applications.
-type application struct{ a *argov1alpha1.Application }
-
-func newApplication(name string) *application {
-	return &application{a: &argov1alpha1.Application{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: name, Namespace: "argocd", UID: "7c0e3f5c-0b9a-4d5e-9b7e-1f2a3b4c5d6e",
-			Labels:      map[string]string{apps.LabelPullToOCMManagedCluster: "true"},
-			Annotations: map[string]string{},
-		},
-	}}
+// hubApplication is a pulled hub Application whose ManifestWork is "<name>-7c0e3".
+func hubApplication(name string) *builders.ApplicationBuilder {
+	return builders.Application(name).Pulled().UID("7c0e3f5c-0b9a-4d5e-9b7e-1f2a3b4c5d6e")
 }
-
-func (b *application) cluster(c string) *application {
-	b.a.Annotations[apps.AnnotationOCMManagedCluster] = c
-	return b
-}
-
-func (b *application) obj() *argov1alpha1.Application { return b.a.DeepCopy() }
 
 // work is a fixture builder for pull-model ManifestWorks.
 type work struct{ w *workv1.ManifestWork }
@@ -139,13 +125,13 @@ func TestReconcile(t *testing.T) {
 		wantPatches  int
 	}{
 		"mirrors the feedback": {
-			app:          newApplication("guestbook").cluster("c1").obj(),
+			app:          hubApplication("guestbook").Cluster("c1").Build(),
 			works:        []client.Object{newWork("guestbook-7c0e3", "c1", "guestbook").feedback(feedback...).obj()},
 			wantMirrored: true, wantPatches: 1,
 		},
 		"no write when already mirrored": {
 			app: func() *argov1alpha1.Application {
-				a := newApplication("guestbook").cluster("c1").obj()
+				a := hubApplication("guestbook").Cluster("c1").Build()
 				fb, _ := pullmodel.ScalarsFromFeedback(feedback)
 				mirrorScalars(&a.Status, fb, now)
 				return a
@@ -154,22 +140,22 @@ func TestReconcile(t *testing.T) {
 			wantMirrored: true,
 		},
 		"no ManifestWork yet": {
-			app: newApplication("guestbook").cluster("c1").obj(),
+			app: hubApplication("guestbook").Cluster("c1").Build(),
 		},
 		"ManifestWork without status yet": {
-			app:   newApplication("guestbook").cluster("c1").obj(),
+			app:   hubApplication("guestbook").Cluster("c1").Build(),
 			works: []client.Object{newWork("guestbook-7c0e3", "c1", "guestbook").obj()},
 		},
 		"not a pulled Application": {
 			app: func() *argov1alpha1.Application {
-				a := newApplication("guestbook").cluster("c1").obj()
+				a := hubApplication("guestbook").Cluster("c1").Build()
 				a.Labels[apps.LabelPullToOCMManagedCluster] = "false"
 				return a
 			}(),
 			works: []client.Object{newWork("guestbook-7c0e3", "c1", "guestbook").feedback(feedback...).obj()},
 		},
 		"no target cluster": {
-			app:   newApplication("guestbook").obj(),
+			app:   hubApplication("guestbook").Build(),
 			works: []client.Object{newWork("guestbook-7c0e3", "c1", "guestbook").feedback(feedback...).obj()},
 		},
 	}
@@ -210,7 +196,7 @@ func TestReconcile(t *testing.T) {
 // write, the write conflicts; the status is recomputed on a fresh read, and the other
 // writer's change survives.
 func TestReconcileConflict(t *testing.T) {
-	app := newApplication("guestbook").cluster("c1").obj()
+	app := hubApplication("guestbook").Cluster("c1").Build()
 	mw := newWork("guestbook-7c0e3", "c1", "guestbook").feedback(str(pullmodel.FeedbackHealthStatus, "Healthy")).obj()
 	patches := 0
 	funcs := interceptor.Funcs{Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
@@ -272,7 +258,7 @@ func TestFeedbackChangedPredicate(t *testing.T) {
 		"feedback changed":                    {old: base, new: changed, want: true},
 		"another manifest's feedback changed": {old: base, new: otherManifest, want: false},
 		"hub annotations changed":             {old: base, new: retargeted, want: true},
-		"not ManifestWorks":                   {old: newApplication("a").obj(), new: newApplication("a").obj(), want: false},
+		"not ManifestWorks":                   {old: hubApplication("a").Build(), new: hubApplication("a").Build(), want: false},
 	}
 	p := workChanged()
 	for name, tc := range tests {

@@ -4,49 +4,24 @@ import (
 	"testing"
 
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/builders"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"github.com/argoproj/gitops-engine/pkg/health"
 	synccommon "github.com/argoproj/gitops-engine/pkg/sync/common"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// reportStatus is a fixture builder for agent report statuses.
-type reportStatus struct {
-	s appsv1alpha1.ApplicationReportStatus
+// degradedGuestbook is the resource a failed sync of the guestbook leaves behind.
+var degradedGuestbook = appsv1alpha1.ResourceStatusReport{
+	Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "guestbook", Name: "guestbook-ui",
+	Status: appsv1alpha1.SyncStatusOutOfSync, Health: &appsv1alpha1.ResourceHealthReport{Status: appsv1alpha1.HealthStatusDegraded, Message: "0/1"},
 }
-
-func newReportStatus(observedAt metav1.Time) *reportStatus {
-	return &reportStatus{s: appsv1alpha1.ApplicationReportStatus{ObservedAt: observedAt}}
-}
-
-func (b *reportStatus) state(h appsv1alpha1.HealthStatusCode, message string, s appsv1alpha1.SyncStatusCode, revision string) *reportStatus {
-	b.s.Health = appsv1alpha1.HealthReport{Status: h, Message: message}
-	b.s.Sync = appsv1alpha1.SyncReport{Status: s, Revision: revision}
-	return b
-}
-
-func (b *reportStatus) operation(phase appsv1alpha1.OperationPhase, startedAt metav1.Time, message string) *reportStatus {
-	b.s.OperationState = &appsv1alpha1.OperationStateReport{Phase: phase, StartedAt: &startedAt, Message: message, FinishedAt: &later}
-	return b
-}
-
-func (b *reportStatus) details() *reportStatus {
-	b.s.Conditions = []appsv1alpha1.ApplicationConditionReport{{Type: "SyncError", Message: "Deployment guestbook-ui failed", LastTransitionTime: &started}}
-	b.s.Resources = []appsv1alpha1.ResourceStatusReport{{
-		Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "guestbook", Name: "guestbook-ui",
-		Status: appsv1alpha1.SyncStatusOutOfSync, Health: &appsv1alpha1.ResourceHealthReport{Status: appsv1alpha1.HealthStatusDegraded, Message: "0/1"},
-	}}
-	return b
-}
-
-func (b *reportStatus) obj() *appsv1alpha1.ApplicationReportStatus { return b.s.DeepCopy() }
 
 func TestMirrorReportDetails(t *testing.T) {
-	failed := newReportStatus(later).state(appsv1alpha1.HealthStatusDegraded, "0/1 ready", appsv1alpha1.SyncStatusOutOfSync, "r").
-		operation(appsv1alpha1.OperationFailed, started, "failed to apply").details().obj()
+	failed := builders.ReportStatus(later).State(appsv1alpha1.HealthStatusDegraded, "0/1 ready", appsv1alpha1.SyncStatusOutOfSync, "r").
+		Operation(appsv1alpha1.OperationFailed, started, later, "failed to apply").Condition("SyncError", "Deployment guestbook-ui failed", started).Resource(degradedGuestbook).Build()
 	wantResources := []argov1alpha1.ResourceStatus{{
 		Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "guestbook", Name: "guestbook-ui",
 		Status: argov1alpha1.SyncStatusCodeOutOfSync, Health: &argov1alpha1.HealthStatus{Status: health.HealthStatusDegraded, Message: "0/1"},
@@ -89,7 +64,7 @@ func TestMirrorReportDetails(t *testing.T) {
 		},
 		"no resources or conditions any more: cleared": {
 			status: withDetails(degradedFailed, "0/1 ready", "failed to apply"),
-			report: newReportStatus(later).state(appsv1alpha1.HealthStatusDegraded, "0/1 ready", appsv1alpha1.SyncStatusOutOfSync, "r").operation(appsv1alpha1.OperationFailed, started, "failed to apply").obj(),
+			report: builders.ReportStatus(later).State(appsv1alpha1.HealthStatusDegraded, "0/1 ready", appsv1alpha1.SyncStatusOutOfSync, "r").Operation(appsv1alpha1.OperationFailed, started, later, "failed to apply").Build(),
 			want: func() argov1alpha1.ApplicationStatus {
 				s := withDetails(degradedFailed, "0/1 ready", "failed to apply")
 				s.Resources, s.Conditions = nil, nil

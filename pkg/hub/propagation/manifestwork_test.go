@@ -7,74 +7,29 @@ import (
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/builders"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	workv1 "open-cluster-management.io/api/work/v1"
 )
 
-// appBuilder builds test Applications: newApplication("a").cluster("c1").obj().
-type appBuilder struct{ app *argov1alpha1.Application }
-
-func newApplication(name string) *appBuilder {
-	return &appBuilder{app: &argov1alpha1.Application{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: name, Namespace: "argocd", UID: types.UID("7c0e3f5c-0b9a-4d5e-9b7e-1f2a3b4c5d6e"),
-			ResourceVersion: "42", Generation: 3,
-			Labels:      map[string]string{apps.LabelPullToOCMManagedCluster: "true"},
-			Annotations: map[string]string{apps.AnnotationSkipReconcile: "true"},
-		},
-		Spec: argov1alpha1.ApplicationSpec{
-			Project: "default",
-			Source: &argov1alpha1.ApplicationSource{
-				RepoURL: "https://github.com/argoproj/argocd-example-apps", Path: "guestbook", TargetRevision: "HEAD"},
-			Destination: argov1alpha1.ApplicationDestination{Name: "cluster1", Namespace: "guestbook"},
-			SyncPolicy:  &argov1alpha1.SyncPolicy{Automated: &argov1alpha1.SyncPolicyAutomated{Prune: true}},
-		},
-		Status: argov1alpha1.ApplicationStatus{
-			Sync:   argov1alpha1.SyncStatus{Status: argov1alpha1.SyncStatusCodeSynced, Revision: "abc"},
-			Health: argov1alpha1.HealthStatus{Status: "Healthy"},
-		},
-	}}
+// hubApplication is where the tests start: a pulled hub Application with the spec and
+// status the golden payload below is written for.
+func hubApplication(name string) *builders.ApplicationBuilder {
+	return builders.Application(name).Pulled().
+		UID("7c0e3f5c-0b9a-4d5e-9b7e-1f2a3b4c5d6e").ResourceVersion("42").Generation(3).
+		Destination(argov1alpha1.ApplicationDestination{Name: "cluster1", Namespace: "guestbook"}).
+		SyncPolicy(argov1alpha1.SyncPolicy{Automated: &argov1alpha1.SyncPolicyAutomated{Prune: true}}).
+		Sync(argov1alpha1.SyncStatusCodeSynced, "abc").
+		Health("Healthy", "")
 }
 
-func (b *appBuilder) cluster(c string) *appBuilder {
-	return b.annotation(apps.AnnotationOCMManagedCluster, c)
-}
-func (b *appBuilder) label(k, v string) *appBuilder {
-	b.app.Labels[k] = v
-	return b
-}
-func (b *appBuilder) noLabel(k string) *appBuilder {
-	delete(b.app.Labels, k)
-	return b
-}
-func (b *appBuilder) annotation(k, v string) *appBuilder {
-	b.app.Annotations[k] = v
-	return b
-}
-func (b *appBuilder) uid(u string) *appBuilder {
-	b.app.UID = types.UID(u)
-	return b
-}
-func (b *appBuilder) ownedBy(appSet string) *appBuilder {
-	b.app.OwnerReferences = append(b.app.OwnerReferences, metav1.OwnerReference{
-		APIVersion: "argoproj.io/v1alpha1", Kind: "ApplicationSet", Name: appSet, UID: "appset-uid", Controller: ptrTrue()})
-	return b
-}
-func (b *appBuilder) finalizer(f string) *appBuilder {
-	b.app.Finalizers = append(b.app.Finalizers, f)
-	return b
-}
-func (b *appBuilder) operation() *appBuilder {
-	b.app.Operation = &argov1alpha1.Operation{Sync: &argov1alpha1.SyncOperation{Revision: "HEAD", Prune: true}}
-	return b
-}
-func (b *appBuilder) obj() *argov1alpha1.Application { return b.app }
+// syncOperation is the operation a user's `argocd app sync` sets on the hub Application.
+var syncOperation = argov1alpha1.Operation{Sync: &argov1alpha1.SyncOperation{Revision: "HEAD", Prune: true}}
 
 var ignoreUnexported = cmpopts.IgnoreUnexported(argov1alpha1.ApplicationDestination{})
 
@@ -85,12 +40,12 @@ func TestValidateClusterAnnotation(t *testing.T) {
 		app     *argov1alpha1.Application
 		wantErr string
 	}{
-		"set":           {app: newApplication("a").cluster("cluster1").obj()},
-		"missing":       {app: newApplication("a").obj(), wantErr: "missing or empty"},
-		"empty":         {app: newApplication("a").cluster("").obj(), wantErr: "missing or empty"},
-		"blank":         {app: newApplication("a").cluster("  ").obj(), wantErr: "missing or empty"},
-		"not a name":    {app: newApplication("a").cluster("Cluster_1").obj(), wantErr: "not a valid cluster name"},
-		"surrounded ok": {app: newApplication("a").cluster(" cluster1 ").obj()},
+		"set":           {app: hubApplication("a").Cluster("cluster1").Build()},
+		"missing":       {app: hubApplication("a").Build(), wantErr: "missing or empty"},
+		"empty":         {app: hubApplication("a").Cluster("").Build(), wantErr: "missing or empty"},
+		"blank":         {app: hubApplication("a").Cluster("  ").Build(), wantErr: "missing or empty"},
+		"not a name":    {app: hubApplication("a").Cluster("Cluster_1").Build(), wantErr: "not a valid cluster name"},
+		"surrounded ok": {app: hubApplication("a").Cluster(" cluster1 ").Build()},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) { checkErr(t, ValidateClusterAnnotation(tc.app), tc.wantErr) })
@@ -102,10 +57,10 @@ func TestValidateAppNamespace(t *testing.T) {
 		app     *argov1alpha1.Application
 		wantErr string
 	}{
-		"unset": {app: newApplication("a").obj()},
-		"set":   {app: newApplication("a").annotation(apps.AnnotationOCMManagedClusterAppNamespace, "openshift-gitops").obj()},
-		"empty": {app: newApplication("a").annotation(apps.AnnotationOCMManagedClusterAppNamespace, "").obj(), wantErr: "not a namespace name"},
-		"bad":   {app: newApplication("a").annotation(apps.AnnotationOCMManagedClusterAppNamespace, "Argo CD").obj(), wantErr: "not a namespace name"},
+		"unset": {app: hubApplication("a").Build()},
+		"set":   {app: hubApplication("a").Annotation(apps.AnnotationOCMManagedClusterAppNamespace, "openshift-gitops").Build()},
+		"empty": {app: hubApplication("a").Annotation(apps.AnnotationOCMManagedClusterAppNamespace, "").Build(), wantErr: "not a namespace name"},
+		"bad":   {app: hubApplication("a").Annotation(apps.AnnotationOCMManagedClusterAppNamespace, "Argo CD").Build(), wantErr: "not a namespace name"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) { checkErr(t, ValidateAppNamespace(tc.app), tc.wantErr) })
@@ -117,15 +72,15 @@ func TestValidateDestinationOverride(t *testing.T) {
 		app     *argov1alpha1.Application
 		wantErr string
 	}{
-		"none":         {app: newApplication("a").obj()},
-		"name":         {app: newApplication("a").annotation(apps.AnnotationDestinationName, "in-cluster").obj()},
-		"server":       {app: newApplication("a").annotation(apps.AnnotationDestinationServer, "https://10.0.0.1:6443").obj()},
-		"both":         {app: newApplication("a").annotation(apps.AnnotationDestinationName, "x").annotation(apps.AnnotationDestinationServer, "https://a").obj(), wantErr: "both set"},
-		"empty name":   {app: newApplication("a").annotation(apps.AnnotationDestinationName, " ").obj(), wantErr: "is empty"},
-		"http server":  {app: newApplication("a").annotation(apps.AnnotationDestinationServer, "http://a").obj(), wantErr: "not an https URL"},
-		"no host":      {app: newApplication("a").annotation(apps.AnnotationDestinationServer, "https://").obj(), wantErr: "not an https URL"},
-		"not a URL":    {app: newApplication("a").annotation(apps.AnnotationDestinationServer, "::").obj(), wantErr: "not an https URL"},
-		"empty server": {app: newApplication("a").annotation(apps.AnnotationDestinationServer, "").obj(), wantErr: "not an https URL"},
+		"none":         {app: hubApplication("a").Build()},
+		"name":         {app: hubApplication("a").Annotation(apps.AnnotationDestinationName, "in-cluster").Build()},
+		"server":       {app: hubApplication("a").Annotation(apps.AnnotationDestinationServer, "https://10.0.0.1:6443").Build()},
+		"both":         {app: hubApplication("a").Annotation(apps.AnnotationDestinationName, "x").Annotation(apps.AnnotationDestinationServer, "https://a").Build(), wantErr: "both set"},
+		"empty name":   {app: hubApplication("a").Annotation(apps.AnnotationDestinationName, " ").Build(), wantErr: "is empty"},
+		"http server":  {app: hubApplication("a").Annotation(apps.AnnotationDestinationServer, "http://a").Build(), wantErr: "not an https URL"},
+		"no host":      {app: hubApplication("a").Annotation(apps.AnnotationDestinationServer, "https://").Build(), wantErr: "not an https URL"},
+		"not a URL":    {app: hubApplication("a").Annotation(apps.AnnotationDestinationServer, "::").Build(), wantErr: "not an https URL"},
+		"empty server": {app: hubApplication("a").Annotation(apps.AnnotationDestinationServer, "").Build(), wantErr: "not an https URL"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) { checkErr(t, ValidateDestinationOverride(tc.app), tc.wantErr) })
@@ -133,7 +88,7 @@ func TestValidateDestinationOverride(t *testing.T) {
 }
 
 func TestValidateJoinsEveryRule(t *testing.T) {
-	app := newApplication("a").annotation(apps.AnnotationDestinationServer, "http://x").annotation(apps.AnnotationOCMManagedClusterAppNamespace, "_").obj()
+	app := hubApplication("a").Annotation(apps.AnnotationDestinationServer, "http://x").Annotation(apps.AnnotationOCMManagedClusterAppNamespace, "_").Build()
 	err := Validate(app)
 	for _, want := range []string{apps.AnnotationOCMManagedCluster, apps.AnnotationDestinationServer, apps.AnnotationOCMManagedClusterAppNamespace} {
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -168,11 +123,11 @@ func decodePayload(t *testing.T, w *workv1.ManifestWork) map[string]any {
 
 // TestBuildManifestWorkGolden pins the exact ManifestWork of one Application.
 func TestBuildManifestWorkGolden(t *testing.T) {
-	app := newApplication("cluster1-guestbook").cluster("cluster1").ownedBy("guestbook").
-		finalizer(ResourcesFinalizer).operation().
-		label("app.kubernetes.io/part-of", "guestbook").
-		annotation(apps.AnnotationRefresh, "hard").
-		annotation(apps.AnnotationOCMManagedClusterAppNamespace, "openshift-gitops").obj()
+	app := hubApplication("cluster1-guestbook").Cluster("cluster1").OwnedBy("guestbook", "appset-uid").
+		Finalizer(ResourcesFinalizer).Operation(syncOperation).
+		Label("app.kubernetes.io/part-of", "guestbook").
+		Annotation(apps.AnnotationRefresh, "hard").
+		Annotation(apps.AnnotationOCMManagedClusterAppNamespace, "openshift-gitops").Build()
 	before := app.DeepCopy()
 
 	got, err := BuildManifestWork(app)
@@ -269,7 +224,7 @@ func TestBuildPayload(t *testing.T) {
 		check func(t *testing.T, p *Payload)
 	}{
 		"destination forced to the spoke's own API server": {
-			app: newApplication("a").cluster("c1").obj(),
+			app: hubApplication("a").Cluster("c1").Build(),
 			check: func(t *testing.T, p *Payload) {
 				want := argov1alpha1.ApplicationDestination{Server: DefaultDestinationServer, Namespace: "guestbook"}
 				if diff := cmp.Diff(want, p.Spec.Destination, ignoreUnexported); diff != "" {
@@ -278,7 +233,7 @@ func TestBuildPayload(t *testing.T) {
 			},
 		},
 		"destination-name override": {
-			app: newApplication("a").cluster("c1").annotation(apps.AnnotationDestinationName, "in-cluster").obj(),
+			app: hubApplication("a").Cluster("c1").Annotation(apps.AnnotationDestinationName, "in-cluster").Build(),
 			check: func(t *testing.T, p *Payload) {
 				want := argov1alpha1.ApplicationDestination{Name: "in-cluster", Namespace: "guestbook"}
 				if diff := cmp.Diff(want, p.Spec.Destination, ignoreUnexported); diff != "" {
@@ -287,7 +242,7 @@ func TestBuildPayload(t *testing.T) {
 			},
 		},
 		"destination-server override": {
-			app: newApplication("a").cluster("c1").annotation(apps.AnnotationDestinationServer, "https://10.0.0.1:6443").obj(),
+			app: hubApplication("a").Cluster("c1").Annotation(apps.AnnotationDestinationServer, "https://10.0.0.1:6443").Build(),
 			check: func(t *testing.T, p *Payload) {
 				want := argov1alpha1.ApplicationDestination{Server: "https://10.0.0.1:6443", Namespace: "guestbook"}
 				if diff := cmp.Diff(want, p.Spec.Destination, ignoreUnexported); diff != "" {
@@ -296,7 +251,7 @@ func TestBuildPayload(t *testing.T) {
 			},
 		},
 		"namespace defaults to the hub Application's": {
-			app: newApplication("a").cluster("c1").obj(),
+			app: hubApplication("a").Cluster("c1").Build(),
 			check: func(t *testing.T, p *Payload) {
 				if p.Namespace != "argocd" {
 					t.Errorf("namespace %q", p.Namespace)
@@ -304,8 +259,8 @@ func TestBuildPayload(t *testing.T) {
 			},
 		},
 		"selection keys stripped, others kept, identity dropped": {
-			app: newApplication("a").cluster("c1").label("team", "x").annotation("note", "y").
-				annotation(apps.AnnotationDestinationName, "in-cluster").annotation(apps.AnnotationOCMManagedClusterAppNamespace, "gitops").obj(),
+			app: hubApplication("a").Cluster("c1").Label("team", "x").Annotation("note", "y").
+				Annotation(apps.AnnotationDestinationName, "in-cluster").Annotation(apps.AnnotationOCMManagedClusterAppNamespace, "gitops").Build(),
 			check: func(t *testing.T, p *Payload) {
 				if diff := cmp.Diff(map[string]string{"team": "x"}, p.Labels); diff != "" {
 					t.Error(diff)
@@ -320,7 +275,7 @@ func TestBuildPayload(t *testing.T) {
 			},
 		},
 		"standalone: no hosting-applicationset": {
-			app: newApplication("a").cluster("c1").obj(),
+			app: hubApplication("a").Cluster("c1").Build(),
 			check: func(t *testing.T, p *Payload) {
 				if _, ok := p.Annotations[apps.AnnotationHostingApplicationSet]; ok {
 					t.Error("hosting-applicationset on a standalone Application")
@@ -340,7 +295,7 @@ func TestBuildPayload(t *testing.T) {
 }
 
 func TestBuildManifestWorkStandalone(t *testing.T) {
-	got, err := BuildManifestWork(newApplication("a").cluster("c1").obj())
+	got, err := BuildManifestWork(hubApplication("a").Cluster("c1").Build())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,7 +311,7 @@ func TestBuildManifestWorkStandalone(t *testing.T) {
 }
 
 func TestWorkUpToDate(t *testing.T) {
-	app := newApplication("a").cluster("c1").obj()
+	app := hubApplication("a").Cluster("c1").Build()
 	desired, err := BuildManifestWork(app)
 	if err != nil {
 		t.Fatal(err)
@@ -428,7 +383,7 @@ func TestBuiltWorkFeedbackIsReadBack(t *testing.T) {
 		".status.operationState.phase":     "Succeeded",
 		".status.operationState.startedAt": "2026-11-01T10:00:00Z",
 	}
-	w, err := BuildManifestWork(newApplication("guestbook").cluster("cluster1").obj())
+	w, err := BuildManifestWork(hubApplication("guestbook").Cluster("cluster1").Build())
 	if err != nil {
 		t.Fatal(err)
 	}
