@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 )
 
@@ -65,17 +64,7 @@ func GetAgentAvailability(ctx context.Context, c client.Reader, cluster string) 
 func AgentAvailabilityPredicate() predicate.Predicate {
 	return predicate.And(
 		predicate.NewPredicateFuncs(func(obj client.Object) bool { return obj.GetName() == apps.AddonName }),
-		predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-			oldMCA, ok := e.ObjectOld.(*addonv1alpha1.ManagedClusterAddOn)
-			if !ok {
-				return false
-			}
-			newMCA, ok := e.ObjectNew.(*addonv1alpha1.ManagedClusterAddOn)
-			if !ok {
-				return false
-			}
-			return AvailabilityChanged(oldMCA, newMCA)
-		}},
+		UpdatesWhere(AvailabilityChanged),
 	)
 }
 

@@ -4,7 +4,6 @@ import (
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 
 	"k8s.io/apimachinery/pkg/api/equality"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 )
 
@@ -12,18 +11,8 @@ import (
 // (its source, its status, its deletion starting). The agent writes only on change, so
 // this mostly drops resyncs.
 func ReportChangedPredicate() predicate.Predicate {
-	return predicate.Funcs{
-		UpdateFunc: func(e event.UpdateEvent) bool {
-			oldRep, ok := e.ObjectOld.(*appsv1alpha1.ApplicationStatusReport)
-			if !ok {
-				return false
-			}
-			newRep, ok := e.ObjectNew.(*appsv1alpha1.ApplicationStatusReport)
-			if !ok {
-				return false
-			}
-			return oldRep.Source != newRep.Source || !equality.Semantic.DeepEqual(oldRep.Status, newRep.Status) ||
-				oldRep.DeletionTimestamp.IsZero() != newRep.DeletionTimestamp.IsZero()
-		},
-	}
+	return UpdatesWhere(func(oldRep, newRep *appsv1alpha1.ApplicationStatusReport) bool {
+		return oldRep.Source != newRep.Source || !equality.Semantic.DeepEqual(oldRep.Status, newRep.Status) ||
+			oldRep.DeletionTimestamp.IsZero() != newRep.DeletionTimestamp.IsZero()
+	})
 }

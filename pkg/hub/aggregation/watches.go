@@ -151,22 +151,12 @@ func mapWorkToApplicationSet(_ context.Context, obj client.Object) []reconcile.R
 // annotations (hub Application, ApplicationSet), the pull label, deletion starting, or the
 // Application manifest's feedback. The work agent rewrites conditions far more often.
 func workChanged() predicate.Funcs {
-	return predicate.Funcs{
-		UpdateFunc: func(e event.UpdateEvent) bool {
-			oldMW, ok := e.ObjectOld.(*workv1.ManifestWork)
-			if !ok {
-				return false
-			}
-			newMW, ok := e.ObjectNew.(*workv1.ManifestWork)
-			if !ok {
-				return false
-			}
-			return !equality.Semantic.DeepEqual(oldMW.Annotations, newMW.Annotations) ||
-				pullmodel.IsMarked(oldMW) != pullmodel.IsMarked(newMW) ||
-				oldMW.DeletionTimestamp.IsZero() != newMW.DeletionTimestamp.IsZero() ||
-				pullmodel.FeedbackChanged(oldMW, newMW)
-		},
-	}
+	return pullmodel.UpdatesWhere(func(oldMW, newMW *workv1.ManifestWork) bool {
+		return !equality.Semantic.DeepEqual(oldMW.Annotations, newMW.Annotations) ||
+			pullmodel.IsMarked(oldMW) != pullmodel.IsMarked(newMW) ||
+			oldMW.DeletionTimestamp.IsZero() != newMW.DeletionTimestamp.IsZero() ||
+			pullmodel.FeedbackChanged(oldMW, newMW)
+	})
 }
 
 // reportApplicationSet is the ApplicationSet an agent report names in its typed source

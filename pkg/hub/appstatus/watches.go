@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -101,49 +100,29 @@ func (r *reconciler) mapAddonToApplications(ctx context.Context, obj client.Obje
 // workChanged lets a ManifestWork update through only when the Application manifest's
 // feedback, the hub annotations or the mark changed.
 func workChanged() predicate.Funcs {
-	return predicate.Funcs{
-		UpdateFunc: func(e event.UpdateEvent) bool {
-			oldMW, ok := e.ObjectOld.(*workv1.ManifestWork)
-			if !ok {
-				return false
-			}
-			newMW, ok := e.ObjectNew.(*workv1.ManifestWork)
-			if !ok {
-				return false
-			}
-			oldKey, _ := pullmodel.HubApplication(oldMW)
-			newKey, _ := pullmodel.HubApplication(newMW)
-			return oldKey != newKey || pullmodel.IsMarked(oldMW) != pullmodel.IsMarked(newMW) ||
-				pullmodel.FeedbackChanged(oldMW, newMW)
-		},
-	}
+	return pullmodel.UpdatesWhere(func(oldMW, newMW *workv1.ManifestWork) bool {
+		oldKey, _ := pullmodel.HubApplication(oldMW)
+		newKey, _ := pullmodel.HubApplication(newMW)
+		return oldKey != newKey || pullmodel.IsMarked(oldMW) != pullmodel.IsMarked(newMW) ||
+			pullmodel.FeedbackChanged(oldMW, newMW)
+	})
 }
 
 // applicationChanged lets an Application update through when what this controller depends on
 // changed: its labels or annotations (target cluster), or a mirrored status field that
 // someone else overwrote.
 func applicationChanged() predicate.Funcs {
-	return predicate.Funcs{
-		UpdateFunc: func(e event.UpdateEvent) bool {
-			oldApp, ok := e.ObjectOld.(*argov1alpha1.Application)
-			if !ok {
-				return false
-			}
-			newApp, ok := e.ObjectNew.(*argov1alpha1.Application)
-			if !ok {
-				return false
-			}
-			return !equality.Semantic.DeepEqual(oldApp.Labels, newApp.Labels) ||
-				!equality.Semantic.DeepEqual(oldApp.Annotations, newApp.Annotations) ||
-				oldApp.Status.Health.Status != newApp.Status.Health.Status ||
-				oldApp.Status.Sync.Status != newApp.Status.Sync.Status ||
-				oldApp.Status.Sync.Revision != newApp.Status.Sync.Revision ||
-				oldApp.Status.Health.Message != newApp.Status.Health.Message ||
-				!equality.Semantic.DeepEqual(oldApp.Status.Resources, newApp.Status.Resources) ||
-				!equality.Semantic.DeepEqual(oldApp.Status.Conditions, newApp.Status.Conditions) ||
-				!equality.Semantic.DeepEqual(mirroredOperation(oldApp), mirroredOperation(newApp))
-		},
-	}
+	return pullmodel.UpdatesWhere(func(oldApp, newApp *argov1alpha1.Application) bool {
+		return !equality.Semantic.DeepEqual(oldApp.Labels, newApp.Labels) ||
+			!equality.Semantic.DeepEqual(oldApp.Annotations, newApp.Annotations) ||
+			oldApp.Status.Health.Status != newApp.Status.Health.Status ||
+			oldApp.Status.Sync.Status != newApp.Status.Sync.Status ||
+			oldApp.Status.Sync.Revision != newApp.Status.Sync.Revision ||
+			oldApp.Status.Health.Message != newApp.Status.Health.Message ||
+			!equality.Semantic.DeepEqual(oldApp.Status.Resources, newApp.Status.Resources) ||
+			!equality.Semantic.DeepEqual(oldApp.Status.Conditions, newApp.Status.Conditions) ||
+			!equality.Semantic.DeepEqual(mirroredOperation(oldApp), mirroredOperation(newApp))
+	})
 }
 
 func mirroredOperation(app *argov1alpha1.Application) *argov1alpha1.OperationState {
