@@ -138,4 +138,3 @@ func conditions(in []argov1alpha1.ApplicationCondition, t *truncation) []appsv1a
 
 // maxConditionTypeLength is the schema's bound on a condition type.
 const maxConditionTypeLength = 128
-

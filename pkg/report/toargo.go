@@ -45,4 +45,3 @@ func ToArgoConditions(in []appsv1alpha1.ApplicationConditionReport) []argov1alph
 	}
 	return out
 }
-

@@ -135,4 +135,3 @@ func sameOperation(op *argov1alpha1.OperationState, rop *appsv1alpha1.OperationS
 func sameSecond(a, b time.Time) bool {
 	return a.Truncate(time.Second).Equal(b.Truncate(time.Second))
 }
-
