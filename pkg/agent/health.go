@@ -10,12 +10,13 @@ import (
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 )
 
-// Deadlines of the health checks: the lease updater calls them in line, once a minute.
+// Deadlines of the health checks: the lease updater calls them in line, once a period
+// (a minute by default).
 const (
 	cacheSyncCheckTimeout = time.Second
 	hubCheckTimeout       = 10 * time.Second
@@ -25,8 +26,10 @@ const (
 // synced and the hub answers the agent's own credentials, so the ManagedClusterAddOn's
 // Available condition means "reports flow", not merely "the pod runs".
 type healthChecks struct {
-	managed     cache.Cache
-	hub         cluster.Cluster
+	managed  cache.Cache
+	hubCache cache.Cache
+	// hubReader reads the hub uncached, with the agent's credentials.
+	hubReader   client.Reader
 	clusterName string
 	// owner learns the ManagedClusterAddOn the hub check reads.
 	owner *addonOwner
@@ -34,15 +37,24 @@ type healthChecks struct {
 	hubDown atomic.Bool
 }
 
-func newHealthChecks(managed cache.Cache, hub cluster.Cluster, clusterName string, owner *addonOwner) *healthChecks {
-	return &healthChecks{managed: managed, hub: hub, clusterName: clusterName, owner: owner}
+func newHealthChecks(managed, hubCache cache.Cache, hubReader client.Reader, clusterName string, owner *addonOwner) *healthChecks {
+	return &healthChecks{managed: managed, hubCache: hubCache, hubReader: hubReader, clusterName: clusterName, owner: owner}
+}
+
+// leaseChecks are the checks of a lease renewal, in the order they run: the hub check
+// second, so it is not spent while the informers cannot serve reports anyway.
+func (h *healthChecks) leaseChecks() []leaseCheck {
+	return []leaseCheck{
+		{outcome: leaseCachesNotSynced, ok: h.cachesSynced},
+		{outcome: leaseHubUnreachable, ok: h.hubWorks},
+	}
 }
 
 // cachesSynced is true when every informer of both caches has synced.
 func (h *healthChecks) cachesSynced() bool {
 	ctx, cancel := context.WithTimeout(context.Background(), cacheSyncCheckTimeout)
 	defer cancel()
-	synced := h.managed.WaitForCacheSync(ctx) && h.hub.GetCache().WaitForCacheSync(ctx)
+	synced := h.managed.WaitForCacheSync(ctx) && h.hubCache.WaitForCacheSync(ctx)
 	if !synced {
 		ctrl.Log.WithName("agent").WithName("lease").V(2).Info("Not renewing the addon lease: informers are not synced")
 	}
@@ -55,7 +67,7 @@ func (h *healthChecks) hubWorks() bool {
 	ctx, cancel := context.WithTimeout(context.Background(), hubCheckTimeout)
 	defer cancel()
 	mca := &addonv1alpha1.ManagedClusterAddOn{}
-	err := h.hub.GetAPIReader().Get(ctx, types.NamespacedName{Namespace: h.clusterName, Name: apps.AddonName}, mca)
+	err := h.hubReader.Get(ctx, types.NamespacedName{Namespace: h.clusterName, Name: apps.AddonName}, mca)
 	h.owner.observe(mca, err)
 	works := err == nil || apierrors.IsNotFound(err)
 	log := ctrl.Log.WithName("agent").WithName("lease")

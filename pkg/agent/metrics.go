@@ -28,8 +28,13 @@ var (
 		Name: "argocd_pull_agent_hub_reachable",
 		Help: "1 when the last hub health check (made before each lease renewal) succeeded, 0 otherwise.",
 	})
+	leaseUpdates = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "argocd_pull_agent_lease_updates_total",
+		Help: "Runs of the addon lease updater, by outcome: renewed, or not renewed because the informers are not synced " +
+			"(informers_not_synced), the hub does not answer (hub_unreachable) or the Lease write failed (write_failed).",
+	}, []string{"outcome"})
 )
 
 func init() {
-	metrics.Registry.MustRegister(reportWrites, reportWriteErrors, reportsUnchanged, hubReachable)
+	metrics.Registry.MustRegister(reportWrites, reportWriteErrors, reportsUnchanged, hubReachable, leaseUpdates)
 }
