@@ -2,7 +2,6 @@ package agent_test
 
 import (
 	"fmt"
-	"net"
 	"time"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
@@ -289,22 +288,76 @@ var _ = Describe("Agent", Ordered, func() {
 			}).Should(Succeed())
 		})
 
-		It("is not renewed by an agent that cannot reach the hub", func() {
-			const deadHubNamespace = "dead-hub-agent"
-			Expect(managed.Create(ctx, namespace(deadHubNamespace))).To(Succeed())
-			deadHub := rest.CopyConfig(hubServer.Config)
-			deadHub.Host = "https://" + deadLoopbackAddress()
-			unhealthy := startAgent(func(o *agent.Options) {
-				o.HubConfig = deadHub
-				o.ManagedConfig = rest.CopyConfig(managedServer.Config)
-				o.AddonNamespace = deadHubNamespace
+		// Cutting the hub off must withhold renewals the agent would otherwise make: the
+		// Lease is first seen renewed, the cut is watched for as long as it takes the lease
+		// updater to decline twice more (so a whole period passes with the hub gone and
+		// the updater demonstrably running), and renewals must resume once the hub is back.
+		It("is renewed only while the hub answers", func() {
+			// The suite's agent again, with a period of a second instead of a minute. It is
+			// the only agent in this process now, so the lease metric counts its runs alone.
+			Expect(theAgent.stop()).To(Succeed())
+			theAgent = startAgent(func(o *agent.Options) {
+				agentAgainstProxy(o)
+				o.LeasePeriod = time.Second
 			})
-			DeferCleanup(func() { Expect(unhealthy.stop()).To(Succeed()) })
+			// While the hub is cut off a run of the updater lasts up to the hub check's
+			// deadline (10 s: the client retries a GET that finds the connection closed);
+			// three of them fit in two minutes with room to spare. These are give-up bounds;
+			// nothing below asserts how long anything took.
+			const giveUp = 2 * time.Minute
+			// Its informers have synced once it reports a change; from then on they stay
+			// synced, and only the hub check can withhold the Lease.
+			Expect(setStatus(ctx, managed, client.ObjectKey{Namespace: argoNamespace, Name: "changing"}, syncedHealthy("four"))).To(Succeed())
+			Eventually(reportOf(argoNamespace, "changing")).Should(HaveField("Status.Sync.Revision", "four"))
 
-			Consistently(func() bool {
-				return apierrors.IsNotFound(managed.Get(ctx, client.ObjectKey{Namespace: deadHubNamespace, Name: apps.AddonName}, &coordinationv1.Lease{}))
-			}, 5*time.Second).Should(BeTrue())
-			Expect(unhealthy.done).NotTo(Receive(), "the agent keeps running while the hub is away")
+			By("renewing the Lease while the hub answers")
+			var before time.Time
+			Eventually(func(g Gomega) {
+				before = leaseRenewTime(g)
+			}).Should(Succeed())
+			Eventually(func(g Gomega) {
+				g.Expect(leaseRenewTime(g)).To(BeTemporally(">", before))
+			}).Should(Succeed(), "the restarted agent renews the Lease")
+
+			By("withholding renewals while the hub is cut off")
+			hubProxy.setDown(true)
+			DeferCleanup(hubProxy.setDown, false)
+			renewedAtCut, declinedAtCut := leaseUpdates("renewed"), leaseUpdates("hub_unreachable")
+			unsyncedAtCut := leaseUpdates("informers_not_synced")
+			// The first run that finds the hub gone. A run whose hub check passed before the
+			// cut may still renew the Lease; runs are sequential, so that renewal is written
+			// by the time the next run declines. A second renewal would need a hub check
+			// that passed with the hub cut off.
+			Eventually(func(g Gomega) {
+				if leaseUpdates("renewed") > renewedAtCut+1 {
+					StopTrying("the agent renewed its Lease twice after the hub was cut off").Now()
+				}
+				if leaseUpdates("informers_not_synced") > unsyncedAtCut {
+					StopTrying("a run declined for unsynced informers: the hub check's part cannot be told").Now()
+				}
+				g.Expect(leaseUpdates("hub_unreachable")).To(BeNumerically(">", declinedAtCut))
+			}).WithTimeout(giveUp).Should(Succeed(), "a run of the lease updater found the hub gone")
+			cut := leaseRenewTime(Default)
+			renewed, declined := leaseUpdates("renewed"), leaseUpdates("hub_unreachable")
+			Eventually(func(g Gomega) {
+				if leaseUpdates("renewed") != renewed || !leaseRenewTime(g).Equal(cut) {
+					StopTrying("the agent renewed its Lease while the hub was cut off").Now()
+				}
+				if leaseUpdates("informers_not_synced") > unsyncedAtCut {
+					StopTrying("a run declined for unsynced informers: the hub check's part cannot be told").Now()
+				}
+				g.Expect(leaseUpdates("hub_unreachable")).To(BeNumerically(">=", declined+2))
+			}).WithTimeout(giveUp).Should(Succeed(), "two more runs of the lease updater, a period apart, found the hub gone")
+			Expect(leaseRenewTime(Default)).To(BeTemporally("==", cut), "the Lease after a whole period with the hub cut off")
+			Expect(leaseUpdates("renewed")).To(Equal(renewed))
+			Expect(theAgent.done).NotTo(Receive(), "the agent keeps running while the hub is away")
+
+			By("renewing it again once the hub answers")
+			hubProxy.setDown(false)
+			Eventually(func(g Gomega) {
+				g.Expect(leaseRenewTime(g)).To(BeTemporally(">", cut))
+			}).WithTimeout(giveUp).Should(Succeed(), "the agent renews its Lease once the hub is back")
+			Expect(leaseUpdates("renewed")).To(BeNumerically(">", renewed))
 		})
 	})
 
@@ -347,12 +400,10 @@ func addonCondition() metav1.Condition {
 	return metav1.Condition{}
 }
 
-// deadLoopbackAddress is a loopback address nothing listens on.
-func deadLoopbackAddress() string {
-	GinkgoHelper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	Expect(err).NotTo(HaveOccurred())
-	addr := l.Addr().String()
-	Expect(l.Close()).To(Succeed())
-	return addr
+// leaseRenewTime is the renew time of the suite's agent's addon Lease.
+func leaseRenewTime(g Gomega) time.Time {
+	lease := &coordinationv1.Lease{}
+	g.ExpectWithOffset(1, managed.Get(ctx, client.ObjectKey{Namespace: addonNamespace, Name: apps.AddonName}, lease)).To(Succeed())
+	g.ExpectWithOffset(1, lease.Spec.RenewTime).NotTo(BeNil())
+	return lease.Spec.RenewTime.Time
 }
