@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
@@ -167,6 +168,13 @@ var _ = Describe("Agent", Ordered, func() {
 
 		It("writes no report for an Application created on the managed cluster itself", func() {
 			createApplication(newApplication(argoNamespace, "local-only").obj(), syncedHealthy("abc"))
+			// The positive control: a pulled Application created after it. The informer
+			// delivers the two in order, the coalescing window makes local-only's queue entry
+			// due first, and the report controller's one worker takes entries in that order:
+			// once the second one's report exists, the agent has looked at local-only.
+			createApplication(newApplication(argoNamespace, "after-local-only").pulled().obj(), syncedHealthy("abc"))
+			Eventually(reportOf(argoNamespace, "after-local-only")).ShouldNot(BeNil())
+			Expect(writes.of(report.ReportName(argoNamespace, "local-only"))).To(BeZero())
 			Consistently(func() bool {
 				return apierrors.IsNotFound(hub.Get(ctx, reportKey(argoNamespace, "local-only"), &appsv1alpha1.ApplicationStatusReport{}))
 			}).Should(BeTrue())
@@ -241,11 +249,25 @@ var _ = Describe("Agent", Ordered, func() {
 			app := createApplication(newApplication(argoNamespace, "outage").pulled().obj(), syncedHealthy("before"))
 			Eventually(reportOf(argoNamespace, "outage")).Should(HaveField("Status.Sync.Revision", "before"))
 
-			errorsBefore := writeErrors()
+			name := report.ReportName(argoNamespace, "outage")
+			errorsBefore, attemptsBefore := writeErrors(), writes.of(name)
 			hubProxy.setDown(true)
+			DeferCleanup(hubProxy.setDown, false)
+			cut := time.Now()
 			Expect(setStatus(ctx, managed, client.ObjectKeyFromObject(app), syncedHealthy("during"))).To(Succeed())
-			Eventually(writeErrors).Should(BeNumerically(">", errorsBefore), "the agent tried and failed")
-			Consistently(reportOf(argoNamespace, "outage")).Should(HaveField("Status.Sync.Revision", "before"))
+			// The agent tried, failed and tried again: the hub's copy is still the old one
+			// because the agent could not write it, not because it did not look.
+			Eventually(func() float64 { return writeErrors() - errorsBefore }).Should(BeNumerically(">=", 2), "failed writes with the hub cut off")
+			attempts := writes.of(name) - attemptsBefore
+			elapsed := time.Since(cut)
+			// With backoff: attempt k comes at least 0.5 s × (2^(k-1) - 1) after the first
+			// (pkg/agent's retryBaseDelay, doubled each time), so the attempts that fit in
+			// the time this outage has lasted are few. A load that slows the agent only makes
+			// them fewer; a retry without backoff makes them many.
+			const retryBaseDelay = 500 * time.Millisecond
+			most := 1 + int(math.Log2(1+float64(elapsed)/float64(retryBaseDelay)))
+			Expect(attempts).To(BeNumerically("<=", most), "write attempts in the %s the hub was cut off", elapsed.Round(time.Millisecond))
+			Expect(reportOf(argoNamespace, "outage")()).To(HaveField("Status.Sync.Revision", "before"))
 			hubProxy.setDown(false)
 			Eventually(reportOf(argoNamespace, "outage"), time.Minute).Should(HaveField("Status.Sync.Revision", "during"))
 		})
