@@ -86,6 +86,8 @@ func agentStoppedSpecs() {
 
 	It("keeps the cluster's report at what the agent last said while the cluster moves on", func(ctx SpecContext) {
 		previousHead = head
+		// Argo CD writes an operation's start to the second.
+		committed := time.Now().Truncate(time.Second)
 		By("committing a new revision of the guestbook")
 		Expect(repo.Commit("retitle the guestbook", map[string]string{
 			fleet.GuestbookPath: strings.Replace(fleet.GuestbookYAML, "Guestbook from the hub", "Guestbook, second revision", 1),
@@ -95,14 +97,29 @@ func agentStoppedSpecs() {
 		Expect(err).NotTo(HaveOccurred())
 
 		spoke := theFleet.Cluster(stoppedCluster).APIServer.Client
+		var startedAt string
 		Eventually(func(g Gomega) {
 			app := getApp(ctx, g, spoke, argoNS, hubAppName(stoppedCluster))
 			g.Expect(nested(app, "status", "sync", "revision")).To(Equal(head))
 			g.Expect(nested(app, "status", "operationState", "phase")).To(Equal("Succeeded"))
+			// The sync of the new revision, not the last one's operation.
+			startedAt = nested(app, "status", "operationState", "startedAt")
+			started, err := time.Parse(time.RFC3339, startedAt)
+			g.Expect(err).NotTo(HaveOccurred(), "operationState.startedAt %q", startedAt)
+			g.Expect(started).To(BeTemporally(">=", committed))
 			cm := &corev1.ConfigMap{}
 			g.Expect(spoke.Get(ctx, client.ObjectKey{Namespace: guestbookNS, Name: "guestbook-ui"}, cm)).To(Succeed())
 			g.Expect(cm.Data).To(HaveKeyWithValue("title", "Guestbook, second revision"))
 		}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
+
+		// The hub Application follows from the ManifestWork's feedback alone: the agent is
+		// stopped, and its report (below) still says the previous revision.
+		Eventually(func(g Gomega) {
+			app := getApp(ctx, g, hub, argoNS, hubAppName(stoppedCluster))
+			g.Expect(nested(app, "status", "sync", "revision")).To(Equal(head))
+			g.Expect(nested(app, "status", "operationState", "phase")).To(Equal("Succeeded"))
+			g.Expect(nested(app, "status", "operationState", "startedAt")).To(Equal(startedAt))
+		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
 
 		rep := statusReport(ctx, Default, stoppedCluster)
 		Expect(rep.Status.Sync.Revision).To(Equal(previousHead), "the stopped agent's report")
