@@ -116,9 +116,9 @@ func newAgent(o *Options) (*agent, error) {
 	}
 	owner := newAddonOwner(a.hub.GetAPIReader(), o.ClusterName)
 	a.health = newHealthChecks(a.mgr.GetCache(), a.hub.GetCache(), a.hub.GetAPIReader(), o.ClusterName, owner)
-	leaseUpdater := newLeaseUpdater(kube.CoordinationV1(), apps.AddonName, o.AddonNamespace, o.LeasePeriod, a.health.leaseChecks()...)
+	leaseUpdater := a.health.leaseUpdater(kube, o.AddonNamespace)
 	if err := a.mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-		leaseUpdater.start(ctx)
+		leaseUpdater.Start(ctx)
 		return nil
 	})); err != nil {
 		return nil, fmt.Errorf("adding the lease updater: %w", err)

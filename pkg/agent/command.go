@@ -41,10 +41,6 @@ type Options struct {
 	ManagedConfig *rest.Config
 	// CoalesceWindow overrides DefaultCoalesceWindow when not zero.
 	CoalesceWindow time.Duration
-	// LeasePeriod overrides DefaultLeasePeriod when not zero, so that a test sees the
-	// Lease renewed, withheld and renewed again in seconds. No flag sets it: the
-	// registration agent's lease window is made for the default.
-	LeasePeriod time.Duration
 }
 
 // NewOptions returns the agent's defaults. Its ports differ from the manager's so both

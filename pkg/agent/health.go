@@ -7,6 +7,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"open-cluster-management.io/addon-framework/pkg/lease"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -15,8 +17,8 @@ import (
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 )
 
-// Deadlines of the health checks: the lease updater calls them in line, once a period
-// (a minute by default).
+// Deadlines of the health checks: addon-framework's lease updater calls them in line,
+// once a minute (60 s, with up to 25 % jitter).
 const (
 	cacheSyncCheckTimeout = time.Second
 	hubCheckTimeout       = 10 * time.Second
@@ -41,13 +43,11 @@ func newHealthChecks(managed, hubCache cache.Cache, hubReader client.Reader, clu
 	return &healthChecks{managed: managed, hubCache: hubCache, hubReader: hubReader, clusterName: clusterName, owner: owner}
 }
 
-// leaseChecks are the checks of a lease renewal, in the order they run: the hub check
-// second, so it is not spent while the informers cannot serve reports anyway.
-func (h *healthChecks) leaseChecks() []leaseCheck {
-	return []leaseCheck{
-		{outcome: leaseCachesNotSynced, ok: h.cachesSynced},
-		{outcome: leaseHubUnreachable, ok: h.hubWorks},
-	}
+// leaseUpdater is addon-framework's lease updater for the addon Lease in namespace, gated
+// by the checks in this order: the hub check second, so it is not spent while the
+// informers cannot serve reports anyway (the framework stops at the first that fails).
+func (h *healthChecks) leaseUpdater(kube kubernetes.Interface, namespace string) lease.LeaseUpdater {
+	return lease.NewLeaseUpdater(kube, apps.AddonName, namespace, h.cachesSynced, h.hubWorks)
 }
 
 // cachesSynced is true when every informer of both caches has synced.
@@ -55,6 +55,7 @@ func (h *healthChecks) cachesSynced() bool {
 	ctx, cancel := context.WithTimeout(context.Background(), cacheSyncCheckTimeout)
 	defer cancel()
 	synced := h.managed.WaitForCacheSync(ctx) && h.hubCache.WaitForCacheSync(ctx)
+	countLeaseCheck(leaseCheckInformers, synced)
 	if !synced {
 		ctrl.Log.WithName("agent").WithName("lease").V(2).Info("Not renewing the addon lease: informers are not synced")
 	}
@@ -70,6 +71,7 @@ func (h *healthChecks) hubWorks() bool {
 	err := h.hubReader.Get(ctx, types.NamespacedName{Namespace: h.clusterName, Name: apps.AddonName}, mca)
 	h.owner.observe(mca, err)
 	works := err == nil || apierrors.IsNotFound(err)
+	countLeaseCheck(leaseCheckHub, works)
 	log := ctrl.Log.WithName("agent").WithName("lease")
 	if works {
 		hubReachable.Set(1)

@@ -331,7 +331,6 @@ var _ = Describe("Agent", Ordered, func() {
 			Expect(theAgent.stop()).To(Succeed())
 			theAgent = startAgent(func(o *agent.Options) {
 				agentAgainstProxy(o)
-				o.LeasePeriod = time.Second
 			})
 			// While the hub is cut off a run of the updater lasts up to the hub check's
 			// deadline (10 s: the client retries a GET that finds the connection closed);

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"github.com/argoproj/gitops-engine/pkg/health"
@@ -117,9 +116,6 @@ func scopedAgentSpecs() {
 			o.Endpoints.MetricsAddr, o.Endpoints.ProbeAddr = "0", "0"
 			o.HubConfig = refused.wrap("hub", hubCfg)
 			o.ManagedConfig = managedRequests.wrapConfig(refused.wrap("managed cluster", managedCfg))
-			// A renewal a second after the creation instead of a minute: the Role's rule
-			// for it is checked in seconds. The period is not a flag of the chart's.
-			o.LeasePeriod = time.Second
 		})
 		DeferCleanup(func() { Expect(scoped.stop()).To(Succeed()) })
 	})
