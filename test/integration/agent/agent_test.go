@@ -321,75 +321,70 @@ var _ = Describe("Agent", Ordered, func() {
 			}).Should(Succeed())
 		})
 
-		// Cutting the hub off must withhold renewals the agent would otherwise make: the
-		// Lease is first seen renewed, the cut is watched for as long as it takes the lease
-		// updater to decline twice more (so a whole period passes with the hub gone and
-		// the updater demonstrably running), and renewals must resume once the hub is back.
+		// Cutting the hub off must withhold the renewal the agent would otherwise make, with
+		// addon-framework's lease updater and its real period: the Lease is seen renewed
+		// after a hub check passed, the hub is cut until the updater has made a hub check
+		// that failed (so it ran while the hub was gone) and the Lease must not have moved,
+		// and once the hub is back it must move again.
 		It("is renewed only while the hub answers", func() {
-			// The suite's agent again, with a period of a second instead of a minute. It is
-			// the only agent in this process now, so the lease metric counts its runs alone.
+			// The updater runs every 60 s plus up to 25 % jitter, and a run's checks take up to
+			// 11 s (1 s for the informers, 10 s for the hub's deadline): the next run comes
+			// within 86 s of the last. These are give-up bounds of about two periods; nothing
+			// below asserts how long anything took.
+			const giveUp = 3 * time.Minute
+
+			// The suite's agent again, so that its updater's first run comes once its caches
+			// have synced rather than up to a period after the last one. It is the only agent
+			// running in this process now, so the check counter counts its checks alone.
 			Expect(theAgent.stop()).To(Succeed())
-			theAgent = startAgent(func(o *agent.Options) {
-				agentAgainstProxy(o)
-			})
-			// While the hub is cut off a run of the updater lasts up to the hub check's
-			// deadline (10 s: the client retries a GET that finds the connection closed);
-			// three of them fit in two minutes with room to spare. These are give-up bounds;
-			// nothing below asserts how long anything took.
-			const giveUp = 2 * time.Minute
-			// Its informers have synced once it reports a change; from then on they stay
-			// synced, and only the hub check can withhold the Lease.
-			Expect(setStatus(ctx, managed, client.ObjectKey{Namespace: argoNamespace, Name: "changing"}, syncedHealthy("four"))).To(Succeed())
-			Eventually(reportOf(argoNamespace, "changing")).Should(HaveField("Status.Sync.Revision", "four"))
+			hubPassed := leaseChecks("hub", "passed")
+			started := time.Now()
+			theAgent = startAgent(agentAgainstProxy)
+			// Its informers, the report controller's included (it starts once the agent has
+			// seen Argo CD's CRD), have synced once it reports a new Application. They stay
+			// synced while the hub is cut off, so from then on only the hub check can
+			// withhold the Lease.
+			createApplication(newApplication(argoNamespace, "lease-witness").pulled().obj(), syncedHealthy("abc"))
+			Eventually(reportOf(argoNamespace, "lease-witness")).ShouldNot(BeNil())
 
 			By("renewing the Lease while the hub answers")
-			var before time.Time
+			// A hub check of the new agent passed, and the Lease shows a renewal of the new
+			// agent (its renew time is this process's clock). Both hold from the first poll
+			// after the first renewal, and the next run of the updater comes a period after
+			// it: the updater is idle when the hub is cut below.
 			Eventually(func(g Gomega) {
-				before = leaseRenewTime(g)
-			}).Should(Succeed())
-			Eventually(func(g Gomega) {
-				g.Expect(leaseRenewTime(g)).To(BeTemporally(">", before))
-			}).Should(Succeed(), "the restarted agent renews the Lease")
+				g.Expect(leaseChecks("hub", "passed")).To(BeNumerically(">", hubPassed))
+				g.Expect(leaseRenewTime(g)).To(BeTemporally(">", started))
+			}).WithTimeout(giveUp).Should(Succeed(), "the restarted agent passes a hub check and renews its Lease")
+			renewed := leaseRenewTime(Default)
 
-			By("withholding renewals while the hub is cut off")
+			By("withholding the renewal while the hub is cut off")
 			hubProxy.setDown(true)
 			DeferCleanup(hubProxy.setDown, false)
-			renewedAtCut, declinedAtCut := leaseUpdates("renewed"), leaseUpdates("hub_unreachable")
-			unsyncedAtCut := leaseUpdates("informers_not_synced")
-			// The first run that finds the hub gone. A run whose hub check passed before the
-			// cut may still renew the Lease; runs are sequential, so that renewal is written
-			// by the time the next run declines. A second renewal would need a hub check
-			// that passed with the hub cut off.
+			hubPassedAtCut, hubFailedAtCut := leaseChecks("hub", "passed"), leaseChecks("hub", "failed")
+			informersFailedAtCut := leaseChecks("informers", "failed")
+			// The next run of the updater comes after the cut. The framework makes the hub
+			// check only once the informers check passed, and renews only if both passed.
 			Eventually(func(g Gomega) {
-				if leaseUpdates("renewed") > renewedAtCut+1 {
-					StopTrying("the agent renewed its Lease twice after the hub was cut off").Now()
-				}
-				if leaseUpdates("informers_not_synced") > unsyncedAtCut {
-					StopTrying("a run declined for unsynced informers: the hub check's part cannot be told").Now()
-				}
-				g.Expect(leaseUpdates("hub_unreachable")).To(BeNumerically(">", declinedAtCut))
-			}).WithTimeout(giveUp).Should(Succeed(), "a run of the lease updater found the hub gone")
-			cut := leaseRenewTime(Default)
-			renewed, declined := leaseUpdates("renewed"), leaseUpdates("hub_unreachable")
-			Eventually(func(g Gomega) {
-				if leaseUpdates("renewed") != renewed || !leaseRenewTime(g).Equal(cut) {
+				if !leaseRenewTime(g).Equal(renewed) {
 					StopTrying("the agent renewed its Lease while the hub was cut off").Now()
 				}
-				if leaseUpdates("informers_not_synced") > unsyncedAtCut {
-					StopTrying("a run declined for unsynced informers: the hub check's part cannot be told").Now()
+				if leaseChecks("informers", "failed") > informersFailedAtCut {
+					StopTrying("a run of the lease updater stopped at the informers check: the hub check's part cannot be told").Now()
 				}
-				g.Expect(leaseUpdates("hub_unreachable")).To(BeNumerically(">=", declined+2))
-			}).WithTimeout(giveUp).Should(Succeed(), "two more runs of the lease updater, a period apart, found the hub gone")
-			Expect(leaseRenewTime(Default)).To(BeTemporally("==", cut), "the Lease after a whole period with the hub cut off")
-			Expect(leaseUpdates("renewed")).To(Equal(renewed))
+				g.Expect(leaseChecks("hub", "failed")).To(BeNumerically(">", hubFailedAtCut))
+			}).WithTimeout(giveUp).Should(Succeed(), "a run of the lease updater made a hub check with the hub cut off, and it failed")
+			// That run does not write; runs are sequential, and the next is a period away.
+			Expect(leaseRenewTime(Default)).To(BeTemporally("==", renewed), "the Lease after a run of the updater with the hub cut off")
+			Expect(leaseChecks("hub", "passed")).To(Equal(hubPassedAtCut), "hub checks that passed with the hub cut off")
 			Expect(theAgent.done).NotTo(Receive(), "the agent keeps running while the hub is away")
 
 			By("renewing it again once the hub answers")
 			hubProxy.setDown(false)
 			Eventually(func(g Gomega) {
-				g.Expect(leaseRenewTime(g)).To(BeTemporally(">", cut))
+				g.Expect(leaseRenewTime(g)).To(BeTemporally(">", renewed))
 			}).WithTimeout(giveUp).Should(Succeed(), "the agent renews its Lease once the hub is back")
-			Expect(leaseUpdates("renewed")).To(BeNumerically(">", renewed))
+			Expect(leaseChecks("hub", "passed")).To(BeNumerically(">", hubPassedAtCut))
 		})
 	})
 

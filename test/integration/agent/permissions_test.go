@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"github.com/argoproj/gitops-engine/pkg/health"
@@ -179,24 +180,32 @@ func scopedAgentSpecs() {
 	})
 
 	// Creating the Lease and renewing it are different rules of the chart's Role (create,
-	// and update of the Lease by name), so this waits for updates of the Lease by the
-	// agent to be answered, and then looks at the Lease: no clock decides the outcome.
+	// and update of the Lease by name). addon-framework's lease updater runs every 60-75 s
+	// and, in a run whose health checks both passed, reads the Lease and then creates or
+	// updates it. So after the Lease is seen, a later read of it by this agent means a
+	// later run passed its checks, and that run's renewal must follow. The check counter
+	// cannot tell this agent's runs from the suite's agent's, which runs alongside; the
+	// agent's own requests to the managed cluster can.
 	It("creates its addon Lease in the install namespace and renews it", func() {
+		// Give-up bounds of about two periods (60 s plus up to 25 % jitter, and up to 11 s
+		// of checks); no clock decides the outcome.
+		const giveUp = 3 * time.Minute
 		lease := &coordinationv1.Lease{}
 		key := client.ObjectKey{Namespace: scopedInstallNS, Name: apps.AddonName}
+		leasePath := fmt.Sprintf("/apis/coordination.k8s.io/v1/namespaces/%s/leases/%s", scopedInstallNS, apps.AddonName)
 		Eventually(func(g Gomega) {
 			g.Expect(managed.Get(ctx, key, lease)).To(Succeed())
 			g.Expect(lease.Spec.RenewTime).NotTo(BeNil())
-		}).Should(Succeed(), refused.describe)
+		}).WithTimeout(giveUp).Should(Succeed(), refused.describe)
 		seen := lease.Spec.RenewTime.Time
-		// Two more: the first may be an update the Lease just read shows already. The
-		// agent sends the next only after that one's answer.
-		leasePath := fmt.Sprintf("/apis/coordination.k8s.io/v1/namespaces/%s/leases/%s", scopedInstallNS, apps.AddonName)
-		updates := managedRequests.answered(http.MethodPut, leasePath)
-		Eventually(func() int { return managedRequests.answered(http.MethodPut, leasePath) }).Should(BeNumerically(">=", updates+2),
-			"updates of the Lease by the agent")
-		Expect(managed.Get(ctx, key, lease)).To(Succeed())
-		Expect(lease.Spec.RenewTime.Time).To(BeTemporally(">", seen), refused.describe)
+		// The read of the run that wrote what the Lease shows was answered before that write.
+		reads := managedRequests.answered(http.MethodGet, leasePath)
+		Eventually(func() int { return managedRequests.answered(http.MethodGet, leasePath) }).WithTimeout(giveUp).
+			Should(BeNumerically(">", reads), "a later run of the agent's lease updater passed its checks and read the Lease")
+		Eventually(func(g Gomega) {
+			g.Expect(managed.Get(ctx, key, lease)).To(Succeed())
+			g.Expect(lease.Spec.RenewTime.Time).To(BeTemporally(">", seen))
+		}).Should(Succeed(), refused.describe)
 	})
 }
 
