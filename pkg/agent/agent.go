@@ -19,7 +19,6 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	"open-cluster-management.io/addon-framework/pkg/lease"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -116,8 +115,8 @@ func newAgent(o *Options) (*agent, error) {
 		return nil, fmt.Errorf("creating the managed-cluster client: %w", err)
 	}
 	owner := newAddonOwner(a.hub.GetAPIReader(), o.ClusterName)
-	a.health = newHealthChecks(a.mgr.GetCache(), a.hub, o.ClusterName, owner)
-	leaseUpdater := lease.NewLeaseUpdater(kube, apps.AddonName, o.AddonNamespace, a.health.cachesSynced, a.health.hubWorks)
+	a.health = newHealthChecks(a.mgr.GetCache(), a.hub.GetCache(), a.hub.GetAPIReader(), o.ClusterName, owner)
+	leaseUpdater := a.health.leaseUpdater(kube, o.AddonNamespace)
 	if err := a.mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		leaseUpdater.Start(ctx)
 		return nil

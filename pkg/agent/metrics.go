@@ -11,6 +11,15 @@ const (
 	operationDelete = "delete"
 )
 
+// Labels of the lease checks metric: the checks the lease updater makes before each
+// renewal, and their results.
+const (
+	leaseCheckInformers = "informers"
+	leaseCheckHub       = "hub"
+	leaseCheckPassed    = "passed"
+	leaseCheckFailed    = "failed"
+)
+
 var (
 	reportWrites = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "argocd_pull_agent_report_writes_total",
@@ -28,8 +37,29 @@ var (
 		Name: "argocd_pull_agent_hub_reachable",
 		Help: "1 when the last hub health check (made before each lease renewal) succeeded, 0 otherwise.",
 	})
+	leaseChecks = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "argocd_pull_agent_lease_checks_total",
+		Help: "Health checks the addon lease updater made before renewing the addon Lease (about once a minute), by check " +
+			"(informers: the agent's caches are synced; hub: the hub answers the agent's credentials) and result (passed, failed). " +
+			"The Lease is renewed only when both passed; the hub check is not made when the informers check failed.",
+	}, []string{"check", "result"})
 )
 
 func init() {
-	metrics.Registry.MustRegister(reportWrites, reportWriteErrors, reportsUnchanged, hubReachable)
+	metrics.Registry.MustRegister(reportWrites, reportWriteErrors, reportsUnchanged, hubReachable, leaseChecks)
+	// Every series from the start, so a rate over them is defined before the first failure.
+	for _, check := range []string{leaseCheckInformers, leaseCheckHub} {
+		for _, result := range []string{leaseCheckPassed, leaseCheckFailed} {
+			leaseChecks.WithLabelValues(check, result)
+		}
+	}
+}
+
+// countLeaseCheck counts one run of a lease check.
+func countLeaseCheck(check string, passed bool) {
+	result := leaseCheckFailed
+	if passed {
+		result = leaseCheckPassed
+	}
+	leaseChecks.WithLabelValues(check, result).Inc()
 }

@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
@@ -21,7 +22,6 @@ import (
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/report"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/builders"
-	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
 
 var _ = Describe("Agent", Ordered, func() {
@@ -169,6 +169,13 @@ var _ = Describe("Agent", Ordered, func() {
 
 		It("writes no report for an Application created on the managed cluster itself", func() {
 			createApplication(builders.Application("local-only").Namespace(argoNamespace).Build(), syncedHealthy("abc"))
+			// The positive control: a pulled Application created after it. The informer
+			// delivers the two in order, the coalescing window makes local-only's queue entry
+			// due first, and the report controller's one worker takes entries in that order:
+			// once the second one's report exists, the agent has looked at local-only.
+			createApplication(pulledApp(argoNamespace, "after-local-only").Build(), syncedHealthy("abc"))
+			Eventually(reportOf(argoNamespace, "after-local-only")).ShouldNot(BeNil())
+			Expect(reportWrites(report.ReportName(argoNamespace, "local-only"))).To(BeZero())
 			Consistently(func() bool {
 				return apierrors.IsNotFound(hub.Get(ctx, reportKey(argoNamespace, "local-only"), &appsv1alpha1.ApplicationStatusReport{}))
 			}).Should(BeTrue())
@@ -200,14 +207,25 @@ var _ = Describe("Agent", Ordered, func() {
 			name := report.ReportName(argoNamespace, "bursty")
 			Eventually(reportOf(argoNamespace, "bursty")).Should(HaveField("Status.Sync.Revision", "rev-start"))
 			before := reportWrites(name)
+			start := time.Now()
 			for i := range 100 {
 				Expect(setStatus(ctx, managed, client.ObjectKeyFromObject(app), syncedHealthy(fmt.Sprintf("rev-%03d", i)))).To(Succeed())
 			}
 			Eventually(reportOf(argoNamespace, "bursty")).Should(HaveField("Status.Sync.Revision", "rev-099"))
+			took := time.Since(start)
 			Consistently(func() int { return reportWrites(name) }).Should(Equal(reportWrites(name)))
 			burstWrites := reportWrites(name) - before
-			AddReportEntry("writes for 100 status updates", burstWrites)
-			Expect(burstWrites).To(And(BeNumerically(">=", 1), BeNumerically("<=", 10)))
+			// The bound follows from the coalescing window and from how long this run's burst
+			// took, not from how fast the machine is. Each write is one reconcile, and each
+			// reconcile one queue entry of the Application: an entry opens with an event and
+			// takes in every event until it is due a window later, so entries open at least a
+			// window apart. Those that wrote opened before the report showed the last update;
+			// all but one after the first update (the exception: the entry the report's own
+			// previous write opened).
+			window := agent.DefaultCoalesceWindow
+			most := int(took/window) + 2
+			AddReportEntry("writes for 100 status updates", fmt.Sprintf("%d in %s (at most %d)", burstWrites, took.Round(time.Millisecond), most))
+			Expect(burstWrites).To(And(BeNumerically(">=", 1), BeNumerically("<=", most)))
 		})
 
 		It("writes nothing when an Application changes in ways the report does not show", func() {
@@ -232,11 +250,25 @@ var _ = Describe("Agent", Ordered, func() {
 			app := createApplication(pulledApp(argoNamespace, "outage").Build(), syncedHealthy("before"))
 			Eventually(reportOf(argoNamespace, "outage")).Should(HaveField("Status.Sync.Revision", "before"))
 
-			errorsBefore := writeErrors()
+			name := report.ReportName(argoNamespace, "outage")
+			errorsBefore, attemptsBefore := writeErrors(), reportWrites(name)
 			hubProxy.setDown(true)
+			DeferCleanup(hubProxy.setDown, false)
+			cut := time.Now()
 			Expect(setStatus(ctx, managed, client.ObjectKeyFromObject(app), syncedHealthy("during"))).To(Succeed())
-			Eventually(writeErrors).Should(BeNumerically(">", errorsBefore), "the agent tried and failed")
-			Consistently(reportOf(argoNamespace, "outage")).Should(HaveField("Status.Sync.Revision", "before"))
+			// The agent tried, failed and tried again: the hub's copy is still the old one
+			// because the agent could not write it, not because it did not look.
+			Eventually(func() float64 { return writeErrors() - errorsBefore }).Should(BeNumerically(">=", 2), "failed writes with the hub cut off")
+			attempts := reportWrites(name) - attemptsBefore
+			elapsed := time.Since(cut)
+			// With backoff: attempt k comes at least 0.5 s × (2^(k-1) - 1) after the first
+			// (pkg/agent's retryBaseDelay, doubled each time), so the attempts that fit in
+			// the time this outage has lasted are few. A load that slows the agent only makes
+			// them fewer; a retry without backoff makes them many.
+			const retryBaseDelay = 500 * time.Millisecond
+			most := 1 + int(math.Log2(1+float64(elapsed)/float64(retryBaseDelay)))
+			Expect(attempts).To(BeNumerically("<=", most), "write attempts in the %s the hub was cut off", elapsed.Round(time.Millisecond))
+			Expect(reportOf(argoNamespace, "outage")()).To(HaveField("Status.Sync.Revision", "before"))
 			hubProxy.setDown(false)
 			Eventually(reportOf(argoNamespace, "outage"), time.Minute).Should(HaveField("Status.Sync.Revision", "during"))
 		})
@@ -290,24 +322,70 @@ var _ = Describe("Agent", Ordered, func() {
 			}).Should(Succeed())
 		})
 
-		It("is not renewed by an agent that cannot reach the hub", func() {
-			const deadHubNamespace = "dead-hub-agent"
-			Expect(managed.Create(ctx, namespace(deadHubNamespace))).To(Succeed())
-			deadHub := rest.CopyConfig(hubServer.Config)
-			ports, err := framework.FreePorts(1)
-			Expect(err).NotTo(HaveOccurred())
-			deadHub.Host = "https://" + framework.LoopbackAddress(ports[0]) // nothing listens there
-			unhealthy := startAgent(func(o *agent.Options) {
-				o.HubConfig = deadHub
-				o.ManagedConfig = rest.CopyConfig(managedServer.Config)
-				o.AddonNamespace = deadHubNamespace
-			})
-			DeferCleanup(func() { Expect(unhealthy.stop()).To(Succeed()) })
+		// Cutting the hub off must withhold the renewal the agent would otherwise make, with
+		// addon-framework's lease updater and its real period: the Lease is seen renewed
+		// after a hub check passed, the hub is cut until the updater has made a hub check
+		// that failed (so it ran while the hub was gone) and the Lease must not have moved,
+		// and once the hub is back it must move again.
+		It("is renewed only while the hub answers", func() {
+			// The updater runs every 60 s plus up to 25 % jitter, and a run's checks take up to
+			// 11 s (1 s for the informers, 10 s for the hub's deadline): the next run comes
+			// within 86 s of the last. These are give-up bounds of about two periods; nothing
+			// below asserts how long anything took.
+			const giveUp = 3 * time.Minute
 
-			Consistently(func() bool {
-				return apierrors.IsNotFound(managed.Get(ctx, client.ObjectKey{Namespace: deadHubNamespace, Name: apps.AddonName}, &coordinationv1.Lease{}))
-			}, 5*time.Second).Should(BeTrue())
-			Expect(unhealthy.done).NotTo(Receive(), "the agent keeps running while the hub is away")
+			// The suite's agent again, so that its updater's first run comes once its caches
+			// have synced rather than up to a period after the last one. It is the only agent
+			// running in this process now, so the check counter counts its checks alone.
+			Expect(theAgent.stop()).To(Succeed())
+			hubPassed := leaseChecks("hub", "passed")
+			started := time.Now()
+			theAgent = startAgent(agentAgainstProxy)
+			// Its informers, the report controller's included (it starts once the agent has
+			// seen Argo CD's CRD), have synced once it reports a new Application. They stay
+			// synced while the hub is cut off, so from then on only the hub check can
+			// withhold the Lease.
+			createApplication(pulledApp(argoNamespace, "lease-witness").Build(), syncedHealthy("abc"))
+			Eventually(reportOf(argoNamespace, "lease-witness")).ShouldNot(BeNil())
+
+			By("renewing the Lease while the hub answers")
+			// A hub check of the new agent passed, and the Lease shows a renewal of the new
+			// agent (its renew time is this process's clock). Both hold from the first poll
+			// after the first renewal, and the next run of the updater comes a period after
+			// it: the updater is idle when the hub is cut below.
+			Eventually(func(g Gomega) {
+				g.Expect(leaseChecks("hub", "passed")).To(BeNumerically(">", hubPassed))
+				g.Expect(leaseRenewTime(g)).To(BeTemporally(">", started))
+			}).WithTimeout(giveUp).Should(Succeed(), "the restarted agent passes a hub check and renews its Lease")
+			renewed := leaseRenewTime(Default)
+
+			By("withholding the renewal while the hub is cut off")
+			hubProxy.setDown(true)
+			DeferCleanup(hubProxy.setDown, false)
+			hubPassedAtCut, hubFailedAtCut := leaseChecks("hub", "passed"), leaseChecks("hub", "failed")
+			informersFailedAtCut := leaseChecks("informers", "failed")
+			// The next run of the updater comes after the cut. The framework makes the hub
+			// check only once the informers check passed, and renews only if both passed.
+			Eventually(func(g Gomega) {
+				if !leaseRenewTime(g).Equal(renewed) {
+					StopTrying("the agent renewed its Lease while the hub was cut off").Now()
+				}
+				if leaseChecks("informers", "failed") > informersFailedAtCut {
+					StopTrying("a run of the lease updater stopped at the informers check: the hub check's part cannot be told").Now()
+				}
+				g.Expect(leaseChecks("hub", "failed")).To(BeNumerically(">", hubFailedAtCut))
+			}).WithTimeout(giveUp).Should(Succeed(), "a run of the lease updater made a hub check with the hub cut off, and it failed")
+			// That run does not write; runs are sequential, and the next is a period away.
+			Expect(leaseRenewTime(Default)).To(BeTemporally("==", renewed), "the Lease after a run of the updater with the hub cut off")
+			Expect(leaseChecks("hub", "passed")).To(Equal(hubPassedAtCut), "hub checks that passed with the hub cut off")
+			Expect(theAgent.done).NotTo(Receive(), "the agent keeps running while the hub is away")
+
+			By("renewing it again once the hub answers")
+			hubProxy.setDown(false)
+			Eventually(func(g Gomega) {
+				g.Expect(leaseRenewTime(g)).To(BeTemporally(">", renewed))
+			}).WithTimeout(giveUp).Should(Succeed(), "the agent renews its Lease once the hub is back")
+			Expect(leaseChecks("hub", "passed")).To(BeNumerically(">", hubPassedAtCut))
 		})
 	})
 
@@ -348,4 +426,12 @@ func addonCondition() metav1.Condition {
 		return *c
 	}
 	return metav1.Condition{}
+}
+
+// leaseRenewTime is the renew time of the suite's agent's addon Lease.
+func leaseRenewTime(g Gomega) time.Time {
+	lease := &coordinationv1.Lease{}
+	g.ExpectWithOffset(1, managed.Get(ctx, client.ObjectKey{Namespace: addonNamespace, Name: apps.AddonName}, lease)).To(Succeed())
+	g.ExpectWithOffset(1, lease.Spec.RenewTime).NotTo(BeNil())
+	return lease.Spec.RenewTime.Time
 }

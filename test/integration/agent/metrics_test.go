@@ -25,3 +25,26 @@ func counterValue(name string) float64 {
 func unchangedReconciles() float64 { return counterValue("argocd_pull_agent_reports_unchanged_total") }
 
 func writeErrors() float64 { return counterValue("argocd_pull_agent_report_write_errors_total") }
+
+// leaseChecks is how many lease checks (check "informers" or "hub") the health checks
+// counted with result ("passed" or "failed"), over every agent of this process: each is
+// a call by an agent's lease updater.
+func leaseChecks(check, result string) float64 {
+	families, err := metrics.Registry.Gather()
+	Expect(err).NotTo(HaveOccurred())
+	for _, f := range families {
+		if f.GetName() != "argocd_pull_agent_lease_checks_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["check"] == check && labels["result"] == result {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
+}

@@ -44,10 +44,6 @@ const (
 	scopedWatchNS   = "argocd-scoped"
 )
 
-// leasePeriod bounds how long the agent takes to create or renew its addon Lease: the
-// framework's lease updater runs every 60 s with a jitter of up to 25 %.
-const leasePeriod = 75 * time.Second
-
 // scopedAgentSpecs run the agent with exactly the permissions the addon gives it: on the
 // managed cluster the ServiceAccount of the rendered agent chart with the chart's RBAC and
 // nothing else, on the hub the identity addon registration signs its certificate for with
@@ -63,6 +59,7 @@ func scopedAgentSpecs() {
 	var (
 		scoped            *runningAgent
 		refused           = &refusedRequests{}
+		managedRequests   = newRequestCounter()
 		writeErrorsBefore float64
 	)
 
@@ -118,7 +115,8 @@ func scopedAgentSpecs() {
 			// agent watches and writes where the chart's RBAC points.
 			parseAgentArgs(o, pod.Containers[0].Args)
 			o.Endpoints.MetricsAddr, o.Endpoints.ProbeAddr = "0", "0"
-			o.HubConfig, o.ManagedConfig = refused.wrap("hub", hubCfg), refused.wrap("managed cluster", managedCfg)
+			o.HubConfig = refused.wrap("hub", hubCfg)
+			o.ManagedConfig = managedRequests.wrapConfig(refused.wrap("managed cluster", managedCfg))
 		})
 		DeferCleanup(func() { Expect(scoped.stop()).To(Succeed()) })
 	})
@@ -182,19 +180,32 @@ func scopedAgentSpecs() {
 	})
 
 	// Creating the Lease and renewing it are different rules of the chart's Role (create,
-	// and update of the Lease by name), so this waits for a renewal: up to two periods.
+	// and update of the Lease by name). addon-framework's lease updater runs every 60-75 s
+	// and, in a run whose health checks both passed, reads the Lease and then creates or
+	// updates it. So after the Lease is seen, a later read of it by this agent means a
+	// later run passed its checks, and that run's renewal must follow. The check counter
+	// cannot tell this agent's runs from the suite's agent's, which runs alongside; the
+	// agent's own requests to the managed cluster can.
 	It("creates its addon Lease in the install namespace and renews it", func() {
+		// Give-up bounds of about two periods (60 s plus up to 25 % jitter, and up to 11 s
+		// of checks); no clock decides the outcome.
+		const giveUp = 3 * time.Minute
 		lease := &coordinationv1.Lease{}
 		key := client.ObjectKey{Namespace: scopedInstallNS, Name: apps.AddonName}
+		leasePath := fmt.Sprintf("/apis/coordination.k8s.io/v1/namespaces/%s/leases/%s", scopedInstallNS, apps.AddonName)
 		Eventually(func(g Gomega) {
 			g.Expect(managed.Get(ctx, key, lease)).To(Succeed())
 			g.Expect(lease.Spec.RenewTime).NotTo(BeNil())
-		}, leasePeriod).Should(Succeed(), refused.describe)
-		created := lease.Spec.RenewTime.Time
+		}).WithTimeout(giveUp).Should(Succeed(), refused.describe)
+		seen := lease.Spec.RenewTime.Time
+		// The read of the run that wrote what the Lease shows was answered before that write.
+		reads := managedRequests.answered(http.MethodGet, leasePath)
+		Eventually(func() int { return managedRequests.answered(http.MethodGet, leasePath) }).WithTimeout(giveUp).
+			Should(BeNumerically(">", reads), "a later run of the agent's lease updater passed its checks and read the Lease")
 		Eventually(func(g Gomega) {
 			g.Expect(managed.Get(ctx, key, lease)).To(Succeed())
-			g.Expect(lease.Spec.RenewTime.Time).To(BeTemporally(">", created))
-		}, leasePeriod+10*time.Second, time.Second).Should(Succeed(), refused.describe)
+			g.Expect(lease.Spec.RenewTime.Time).To(BeTemporally(">", seen))
+		}).Should(Succeed(), refused.describe)
 	})
 }
 
