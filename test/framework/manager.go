@@ -26,7 +26,7 @@ func WithLogger(logger logr.Logger) ManagerOption {
 	return func(o *ctrl.Options) { o.Logger = logger }
 }
 
-// WithNewClient builds the manager's client with newClient, e.g. WriteCounter.NewClient to
+// WithNewClient builds the manager's client with newClient, e.g. RequestCounter.NewClient to
 // count the writes of the controllers alone.
 func WithNewClient(newClient client.NewClientFunc) ManagerOption {
 	return func(o *ctrl.Options) { o.NewClient = newClient }

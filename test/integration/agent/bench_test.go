@@ -60,7 +60,7 @@ func BenchmarkAgent500Applications(b *testing.B) {
 		must(b, setStatus(ctx, managed, keys[i], syncedHealthy("rev-0")))
 	}
 
-	counted := framework.NewWriteCounter()
+	counted := framework.NewRequestCounter()
 	a := startAgent(func(o *agent.Options) {
 		o.HubConfig = counted.Wrap(hubServer.Config)
 		o.ManagedConfig = rest.CopyConfig(managedServer.Config)

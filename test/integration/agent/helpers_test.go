@@ -72,43 +72,6 @@ func (a *runningAgent) stop() error {
 // reportWrites is how many writes the agent under test sent to the hub for the report name.
 func reportWrites(name string) int { return writes.Of("applicationstatusreports", name) }
 
-// requestCounter counts the requests of an agent that got an answer, by method and path:
-// what the agent did, seen from outside it.
-type requestCounter struct {
-	mu        sync.Mutex
-	answeredN map[string]int
-}
-
-func newRequestCounter() *requestCounter { return &requestCounter{answeredN: map[string]int{}} }
-
-// wrapConfig is cfg with its requests counted, after any wrapping cfg has already.
-func (c *requestCounter) wrapConfig(cfg *rest.Config) *rest.Config {
-	out := rest.CopyConfig(cfg)
-	inner := cfg.WrapTransport
-	out.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
-		if inner != nil {
-			rt = inner(rt)
-		}
-		return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
-			resp, err := rt.RoundTrip(req)
-			if err == nil {
-				c.mu.Lock()
-				c.answeredN[req.Method+" "+req.URL.Path]++
-				c.mu.Unlock()
-			}
-			return resp, err
-		})
-	}
-	return out
-}
-
-// answered is how many requests of method to path got an answer, whatever its status.
-func (c *requestCounter) answered(method, path string) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.answeredN[method+" "+path]
-}
-
 type roundTripperFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -33,6 +33,7 @@ import (
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/report"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
 
 // The agent of a second cluster, on the suite's two API servers, that holds only what the
@@ -59,7 +60,7 @@ func scopedAgentSpecs() {
 	var (
 		scoped            *runningAgent
 		refused           = &refusedRequests{}
-		managedRequests   = newRequestCounter()
+		managedRequests   = framework.NewRequestCounter()
 		writeErrorsBefore float64
 	)
 
@@ -116,7 +117,7 @@ func scopedAgentSpecs() {
 			parseAgentArgs(o, pod.Containers[0].Args)
 			o.Endpoints.MetricsAddr, o.Endpoints.ProbeAddr = "0", "0"
 			o.HubConfig = refused.wrap("hub", hubCfg)
-			o.ManagedConfig = managedRequests.wrapConfig(refused.wrap("managed cluster", managedCfg))
+			o.ManagedConfig = managedRequests.Wrap(refused.wrap("managed cluster", managedCfg))
 		})
 		DeferCleanup(func() { Expect(scoped.stop()).To(Succeed()) })
 	})
@@ -199,8 +200,8 @@ func scopedAgentSpecs() {
 		}).WithTimeout(giveUp).Should(Succeed(), refused.describe)
 		seen := lease.Spec.RenewTime.Time
 		// The read of the run that wrote what the Lease shows was answered before that write.
-		reads := managedRequests.answered(http.MethodGet, leasePath)
-		Eventually(func() int { return managedRequests.answered(http.MethodGet, leasePath) }).WithTimeout(giveUp).
+		reads := managedRequests.Answered(http.MethodGet, leasePath)
+		Eventually(func() int { return managedRequests.Answered(http.MethodGet, leasePath) }).WithTimeout(giveUp).
 			Should(BeNumerically(">", reads), "a later run of the agent's lease updater passed its checks and read the Lease")
 		Eventually(func(g Gomega) {
 			g.Expect(managed.Get(ctx, key, lease)).To(Succeed())

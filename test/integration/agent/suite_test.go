@@ -22,7 +22,7 @@ var (
 	hubServer, managedServer *framework.APIServer
 	hub, managed             client.Client
 	hubProxy                 *tcpProxy
-	writes                   = framework.NewWriteCounter()
+	writes                   = framework.NewRequestCounter()
 	theAgent                 *runningAgent
 	ctx                      = context.Background()
 )

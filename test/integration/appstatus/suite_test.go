@@ -20,7 +20,7 @@ var (
 	apiServer *framework.APIServer
 	scheme    *runtime.Scheme
 	k8s       client.Client
-	writes    = framework.NewWriteCounter()
+	writes    = framework.NewRequestCounter()
 	stopMgr   func() error
 )
 

@@ -22,7 +22,7 @@ var (
 	k8s       client.Client
 	// writes counts every write the controller's client sends to the API server, no-op
 	// patches included (which a resourceVersion check cannot see).
-	writes  = framework.NewWriteCounter()
+	writes  = framework.NewRequestCounter()
 	stopMgr func() error
 )
 

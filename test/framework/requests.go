@@ -9,25 +9,29 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// WriteCounter counts the create, update, patch and delete requests a client sends for
-// namespaced objects, by namespace, resource (plural) and name, so tests can prove that a
-// controller writes once per change and never without one. It counts requests, not
-// changes: a patch that changes nothing still counts. A create names no object in its
-// path and counts under the empty name.
-type WriteCounter struct {
-	mu     sync.Mutex
-	writes map[writeKey]int
+// RequestCounter counts what a client asks an API server, seen from outside the client:
+//   - the create, update, patch and delete requests it sends for namespaced objects, by
+//     namespace, resource (plural) and name (Of, OfResource, InNamespace), so tests can
+//     prove that a controller writes once per change and never without one. It counts
+//     requests, not changes: a patch that changes nothing still counts. A create names no
+//     object in its path and counts under the empty name;
+//   - every request that got an answer, whatever its status, by method and path
+//     (Answered), so a test can see a process acted while it cannot see inside it.
+type RequestCounter struct {
+	mu       sync.Mutex
+	writes   map[writeKey]int
+	answered map[string]int
 }
 
 type writeKey struct{ namespace, resource, name string }
 
-// NewWriteCounter returns an empty WriteCounter.
-func NewWriteCounter() *WriteCounter {
-	return &WriteCounter{writes: map[writeKey]int{}}
+// NewRequestCounter returns an empty RequestCounter.
+func NewRequestCounter() *RequestCounter {
+	return &RequestCounter{writes: map[writeKey]int{}, answered: map[string]int{}}
 }
 
 // Wrap returns a copy of cfg whose requests are counted.
-func (c *WriteCounter) Wrap(cfg *rest.Config) *rest.Config {
+func (c *RequestCounter) Wrap(cfg *rest.Config) *rest.Config {
 	counted := rest.CopyConfig(cfg)
 	next := counted.WrapTransport
 	counted.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
@@ -43,7 +47,7 @@ func (c *WriteCounter) Wrap(cfg *rest.Config) *rest.Config {
 // whose client's requests are counted. Only the client's: a manager's cache and event
 // recorder keep connections of their own, so the count is what the controllers wrote,
 // without the Events they recorded.
-func (c *WriteCounter) NewClient(cfg *rest.Config, opts client.Options) (client.Client, error) {
+func (c *RequestCounter) NewClient(cfg *rest.Config, opts client.Options) (client.Client, error) {
 	counted := c.Wrap(cfg)
 	// The manager passes the HTTP client it shares with its cache; the counted one
 	// replaces it.
@@ -57,21 +61,21 @@ func (c *WriteCounter) NewClient(cfg *rest.Config, opts client.Options) (client.
 
 // Of returns how many writes were sent for the resource (plural, e.g. "applications") and
 // name, in any namespace.
-func (c *WriteCounter) Of(resource, name string) int {
+func (c *RequestCounter) Of(resource, name string) int {
 	return c.sum(func(k writeKey) bool { return k.resource == resource && k.name == name })
 }
 
 // OfResource returns how many writes were sent for any object of the resource (plural).
-func (c *WriteCounter) OfResource(resource string) int {
+func (c *RequestCounter) OfResource(resource string) int {
 	return c.sum(func(k writeKey) bool { return k.resource == resource })
 }
 
 // InNamespace returns how many writes were sent for objects of any resource in namespace.
-func (c *WriteCounter) InNamespace(namespace string) int {
+func (c *RequestCounter) InNamespace(namespace string) int {
 	return c.sum(func(k writeKey) bool { return k.namespace == namespace })
 }
 
-func (c *WriteCounter) sum(match func(writeKey) bool) int {
+func (c *RequestCounter) sum(match func(writeKey) bool) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n := 0
@@ -83,15 +87,28 @@ func (c *WriteCounter) sum(match func(writeKey) bool) int {
 	return n
 }
 
-func (c *WriteCounter) add(k writeKey) {
+// Answered returns how many requests of method to path got an answer, whatever its status.
+func (c *RequestCounter) Answered(method, path string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.answered[method+" "+path]
+}
+
+func (c *RequestCounter) add(k writeKey) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.writes[k]++
 }
 
+func (c *RequestCounter) addAnswered(req *http.Request) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.answered[req.Method+" "+req.URL.Path]++
+}
+
 type countingTransport struct {
 	next    http.RoundTripper
-	counter *WriteCounter
+	counter *RequestCounter
 }
 
 func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -101,7 +118,11 @@ func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 			t.counter.add(k)
 		}
 	}
-	return t.next.RoundTrip(req)
+	resp, err := t.next.RoundTrip(req)
+	if err == nil {
+		t.counter.addAnswered(req)
+	}
+	return resp, err
 }
 
 // namespacedObject reads the namespace, resource and name (empty for a create) from the path
