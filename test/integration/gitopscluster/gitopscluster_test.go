@@ -254,7 +254,6 @@ var _ = Describe("GitOpsCluster", func() {
 			c1: {"env": "prod", "region": "eu"},
 			c2: {"env": "dev"},
 		} {
-			s := getSecret(ctx, secretKey(argoNs, cluster))(Default)
 			wantLabels := map[string]string{
 				"argocd.argoproj.io/secret-type":                          "cluster",
 				"apps.open-cluster-management.io/acm-cluster":             "true",
@@ -267,7 +266,13 @@ var _ = Describe("GitOpsCluster", func() {
 			for k, v := range extra {
 				wantLabels[k] = v
 			}
-			Expect(s.Labels).To(Equal(wantLabels))
+			// The ManagedCluster's labels arrive with its event: a reconcile that ran before
+			// the manager's cache held the ManagedCluster registered the Secret without them
+			// (as for a cluster that does not exist yet, below) and the event completes it.
+			Eventually(func(g Gomega) map[string]string {
+				return getSecret(ctx, secretKey(argoNs, cluster))(g).Labels
+			}).Should(Equal(wantLabels))
+			s := getSecret(ctx, secretKey(argoNs, cluster))(Default)
 			Expect(s.Annotations).To(Equal(map[string]string{"apps.open-cluster-management.io/gitopscluster": argoNs + "/gitops"}))
 			Expect(s.Data).To(Equal(map[string][]byte{
 				"name":   []byte(cluster),
