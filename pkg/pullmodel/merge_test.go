@@ -97,3 +97,28 @@ func TestAgentAvailabilityOf(t *testing.T) {
 		})
 	}
 }
+
+func TestReportSupersedes(t *testing.T) {
+	report := func(name string, observed metav1.Time) *appsv1alpha1.ApplicationStatusReport {
+		r := &appsv1alpha1.ApplicationStatusReport{Status: *builders.ReportStatus(observed).Build()}
+		r.Name = name
+		return r
+	}
+	tests := map[string]struct {
+		candidate, current *appsv1alpha1.ApplicationStatusReport
+		want               bool
+	}{
+		"newer wins":                    {candidate: report("b", later), current: report("a", started), want: true},
+		"older loses":                   {candidate: report("a", started), current: report("b", later)},
+		"same time: first name wins":    {candidate: report("a", started), current: report("b", started), want: true},
+		"same time: later name loses":   {candidate: report("b", started), current: report("a", started)},
+		"a report does not beat itself": {candidate: report("a", started), current: report("a", started)},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := ReportSupersedes(tc.candidate, tc.current); got != tc.want {
+				t.Errorf("ReportSupersedes = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

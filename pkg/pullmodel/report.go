@@ -16,3 +16,14 @@ func ReportChangedPredicate() predicate.Predicate {
 			oldRep.DeletionTimestamp.IsZero() != newRep.DeletionTimestamp.IsZero()
 	})
 }
+
+// ReportSupersedes tells whether candidate speaks for an Application rather than current,
+// two agent reports of the same Application on the same cluster (two spoke Applications
+// claiming one hub Application): the most recently observed wins, then the first by name,
+// so every reader picks the same one.
+func ReportSupersedes(candidate, current *appsv1alpha1.ApplicationStatusReport) bool {
+	if !candidate.Status.ObservedAt.Equal(&current.Status.ObservedAt) {
+		return candidate.Status.ObservedAt.After(current.Status.ObservedAt.Time)
+	}
+	return candidate.Name < current.Name
+}

@@ -91,13 +91,13 @@ func build(in Inputs) appsv1alpha1.AppConditions {
 
 // indexReports keys the reports by cluster and hub Application. The cluster is the
 // report's namespace, which only that cluster's agent may write, not what the report
-// says about itself. Of two reports of one Application the most recently observed wins.
+// says about itself. Of two reports of one Application, pullmodel.ReportSupersedes picks.
 func indexReports(in []appsv1alpha1.ApplicationStatusReport) map[reportKey]*appsv1alpha1.ApplicationStatusReport {
 	out := make(map[reportKey]*appsv1alpha1.ApplicationStatusReport, len(in))
 	for i := range in {
 		r := &in[i]
 		key := reportKey{cluster: r.Namespace, hubNamespace: r.Source.HubApplicationNamespace, hubName: r.Source.HubApplicationName}
-		if cur, ok := out[key]; ok && !r.Status.ObservedAt.After(cur.Status.ObservedAt.Time) {
+		if cur, ok := out[key]; ok && !pullmodel.ReportSupersedes(r, cur) {
 			continue
 		}
 		out[key] = r

@@ -144,8 +144,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 }
 
 // reportFor returns the agent's report of app in the cluster namespace, nil when there is
-// none. Should there ever be several (two spoke Applications claiming one hub
-// Application), the most recently observed wins, then the first by name.
+// none; of several, the one pullmodel.ReportSupersedes picks.
 func (r *reconciler) reportFor(ctx context.Context, app *argov1alpha1.Application, cluster string) (*appsv1alpha1.ApplicationStatusReport, error) {
 	reports := &appsv1alpha1.ApplicationStatusReportList{}
 	if err := r.client.List(ctx, reports, client.InNamespace(cluster),
@@ -158,8 +157,7 @@ func (r *reconciler) reportFor(ctx context.Context, app *argov1alpha1.Applicatio
 		if !rep.DeletionTimestamp.IsZero() {
 			continue
 		}
-		if newest == nil || rep.Status.ObservedAt.After(newest.Status.ObservedAt.Time) ||
-			(rep.Status.ObservedAt.Equal(&newest.Status.ObservedAt) && rep.Name < newest.Name) {
+		if newest == nil || pullmodel.ReportSupersedes(rep, newest) {
 			newest = rep
 		}
 	}
