@@ -170,10 +170,9 @@ func CacheOptions() cache.Options {
 	}
 }
 
-// SetupControllers registers with mgr the hub controllers named in only (every
-// controller of hubControllers when empty), in the table's order, and before them the
-// shared pull-model indexes when one of them reads them. Tests call it to run the
-// controllers as the binary wires them.
+// SetupControllers registers with mgr the shared pull-model indexes and the hub
+// controllers named in only (every controller of hubControllers when empty), in the
+// table's order. Tests call it to run the controllers as the binary wires them.
 func SetupControllers(mgr ctrl.Manager, only ...string) error {
 	for _, name := range only {
 		if !slices.ContainsFunc(hubControllers, func(c hubController) bool { return c.name == name }) {
@@ -183,10 +182,8 @@ func SetupControllers(mgr ctrl.Manager, only ...string) error {
 	selected := slices.DeleteFunc(slices.Clone(hubControllers), func(c hubController) bool {
 		return len(only) > 0 && !slices.Contains(only, c.name)
 	})
-	if slices.ContainsFunc(selected, func(c hubController) bool { return c.readsPullModelIndexes }) {
-		if err := pullmodel.SetupIndexes(context.Background(), mgr.GetFieldIndexer()); err != nil {
-			return err
-		}
+	if err := pullmodel.SetupIndexes(context.Background(), mgr.GetFieldIndexer()); err != nil {
+		return err
 	}
 	for _, c := range selected {
 		if err := c.setup(mgr); err != nil {
@@ -199,16 +196,13 @@ func SetupControllers(mgr ctrl.Manager, only ...string) error {
 type hubController struct {
 	name  string
 	setup func(ctrl.Manager) error
-	// readsPullModelIndexes: the controller lists through pullmodel's shared indexes,
-	// which are registered once per manager.
-	readsPullModelIndexes bool
 }
 
 // hubControllers are the controllers the manager runs, in start order, each by the name it
 // logs and reports metrics under.
 var hubControllers = []hubController{
 	{name: gitopscluster.ControllerName, setup: gitopscluster.Setup},
-	{name: propagation.ControllerName, setup: propagation.Setup, readsPullModelIndexes: true},
-	{name: appstatus.ControllerName, setup: appstatus.Setup, readsPullModelIndexes: true},
+	{name: propagation.ControllerName, setup: propagation.Setup},
+	{name: appstatus.ControllerName, setup: appstatus.Setup},
 	{name: aggregation.ControllerName, setup: aggregation.Setup},
 }

@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
@@ -56,5 +57,14 @@ func TestManifestWorkCacheHoldsOnlyPulledWorks(t *testing.T) {
 	}
 	if selector.Matches(labels.Set(rendered.Labels)) {
 		t.Errorf("the cache selector %q holds hub-rendered ManifestWorks (labels %v)", selector, rendered.Labels)
+	}
+}
+
+// TestSetupControllersRefusesAnUnknownName: a suite or caller naming a controller that
+// does not exist fails before anything is registered, rather than running none.
+func TestSetupControllersRefusesAnUnknownName(t *testing.T) {
+	err := SetupControllers(nil, propagation.ControllerName, "propagaton")
+	if err == nil || !strings.Contains(err.Error(), `"propagaton"`) {
+		t.Fatalf("SetupControllers with a misspelt name = %v, want an error naming it", err)
 	}
 }
