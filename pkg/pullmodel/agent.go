@@ -64,13 +64,13 @@ func GetAgentAvailability(ctx context.Context, c client.Reader, cluster string) 
 func AgentAvailabilityPredicate() predicate.Predicate {
 	return predicate.And(
 		predicate.NewPredicateFuncs(func(obj client.Object) bool { return obj.GetName() == apps.AddonName }),
-		UpdatesWhere(AvailabilityChanged),
+		UpdatesWhere(availabilityChanged),
 	)
 }
 
-// AvailabilityChanged tells whether the Available condition of an argocd-pull
+// availabilityChanged tells whether the Available condition of an argocd-pull
 // ManagedClusterAddOn changed in a way AgentAvailabilityOf sees.
-func AvailabilityChanged(oldMCA, newMCA *addonv1alpha1.ManagedClusterAddOn) bool {
+func availabilityChanged(oldMCA, newMCA *addonv1alpha1.ManagedClusterAddOn) bool {
 	oldCond := meta.FindStatusCondition(oldMCA.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionAvailable)
 	newCond := meta.FindStatusCondition(newMCA.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionAvailable)
 	if (oldCond == nil) != (newCond == nil) {

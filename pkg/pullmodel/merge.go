@@ -50,7 +50,7 @@ func MergeScalars(feedback Scalars, report *appsv1alpha1.ApplicationReportStatus
 		feedback.OperationStartedAt.Time.Truncate(time.Second).After(report.ObservedAt.Time.Truncate(time.Second)) {
 		return feedback, SourceFeedback
 	}
-	merged := ScalarsFromReport(report)
+	merged := scalarsFromReport(report)
 	if merged.Health == nil {
 		merged.Health = feedback.Health
 	}
@@ -66,8 +66,8 @@ func MergeScalars(feedback Scalars, report *appsv1alpha1.ApplicationReportStatus
 	return merged, SourceReport
 }
 
-// ScalarsFromReport reads the scalars of an agent's report; an empty value is not carried.
-func ScalarsFromReport(report *appsv1alpha1.ApplicationReportStatus) Scalars {
+// scalarsFromReport reads the scalars of an agent's report; an empty value is not carried.
+func scalarsFromReport(report *appsv1alpha1.ApplicationReportStatus) Scalars {
 	var s Scalars
 	if report == nil {
 		return s

@@ -8,18 +8,18 @@ import (
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 )
 
-// Attention ranks, lower is worse. A resource ranked below RankOnItsWay is failing; one
-// ranked below RankFine needs attention (and is kept first when a list is cut).
+// Attention ranks, lower is worse. A resource ranked below rankOnItsWay is failing; one
+// ranked below rankFine needs attention (and is kept first when a list is cut).
 const (
 	rankDegraded      = 0
 	rankMissing       = 1
 	rankOutOfSync     = 2
 	rankHealthUnknown = 3
 	rankSyncUnknown   = 4
-	// RankOnItsWay: not failing but not done either (Progressing, Suspended, not compared yet).
-	RankOnItsWay = 5
-	// RankFine: Synced and Healthy, or Synced without a health.
-	RankFine = 6
+	// rankOnItsWay: not failing but not done either (Progressing, Suspended, not compared yet).
+	rankOnItsWay = 5
+	// rankFine: Synced and Healthy, or Synced without a health.
+	rankFine = 6
 )
 
 // AttentionRank is how badly a resource in the given sync and health states needs
@@ -42,15 +42,15 @@ func AttentionRank(sync appsv1alpha1.SyncStatusCode, health appsv1alpha1.HealthS
 		return rankSyncUnknown
 	case appsv1alpha1.SyncStatusSynced:
 		if health == "" || health == appsv1alpha1.HealthStatusHealthy {
-			return RankFine
+			return rankFine
 		}
 	}
-	return RankOnItsWay
+	return rankOnItsWay
 }
 
 // Failing tells whether a resource in these states is failing (see AttentionRank).
 func Failing(sync appsv1alpha1.SyncStatusCode, health appsv1alpha1.HealthStatusCode) bool {
-	return AttentionRank(sync, health) < RankOnItsWay
+	return AttentionRank(sync, health) < rankOnItsWay
 }
 
 func healthStatusOf(h *appsv1alpha1.ResourceHealthReport) appsv1alpha1.HealthStatusCode {

@@ -27,11 +27,11 @@ func TestAttentionRank(t *testing.T) {
 		"out of sync, healthy":                 {sync: outOfSync, health: appsv1alpha1.HealthStatusHealthy, want: rankOutOfSync, wantFailing: true},
 		"unknown health wins over out of sync": {sync: outOfSync, health: appsv1alpha1.HealthStatusUnknown, want: rankHealthUnknown, wantFailing: true},
 		"unknown sync":                         {sync: syncUnk, want: rankSyncUnknown, wantFailing: true},
-		"progressing is on its way":            {sync: synced, health: appsv1alpha1.HealthStatusProgressing, want: RankOnItsWay},
-		"suspended is on its way":              {sync: synced, health: appsv1alpha1.HealthStatusSuspended, want: RankOnItsWay},
-		"not compared yet is on its way":       {health: appsv1alpha1.HealthStatusHealthy, want: RankOnItsWay},
-		"synced and healthy is fine":           {sync: synced, health: appsv1alpha1.HealthStatusHealthy, want: RankFine},
-		"synced without health is fine":        {sync: synced, want: RankFine},
+		"progressing is on its way":            {sync: synced, health: appsv1alpha1.HealthStatusProgressing, want: rankOnItsWay},
+		"suspended is on its way":              {sync: synced, health: appsv1alpha1.HealthStatusSuspended, want: rankOnItsWay},
+		"not compared yet is on its way":       {health: appsv1alpha1.HealthStatusHealthy, want: rankOnItsWay},
+		"synced and healthy is fine":           {sync: synced, health: appsv1alpha1.HealthStatusHealthy, want: rankFine},
+		"synced without health is fine":        {sync: synced, want: rankFine},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
