@@ -36,9 +36,9 @@ func WorkName(app *argov1alpha1.Application) string {
 	return naming.Bounded(app.GetName()+"-"+uid, validation.DNS1123SubdomainMaxLength, workNameHashLength)
 }
 
-// TargetCluster is the managed cluster app is pulled to, which is also its ManifestWork's
-// namespace.
-func TargetCluster(app *argov1alpha1.Application) string {
+// TargetCluster is the managed cluster a hub Application is pulled to, which is also its
+// ManifestWork's namespace.
+func TargetCluster(app metav1.Object) string {
 	return strings.TrimSpace(app.GetAnnotations()[apps.AnnotationOCMManagedCluster])
 }
 

@@ -72,3 +72,30 @@ func TestWorkToApp(t *testing.T) {
 		})
 	}
 }
+
+// TestIndexAppByClusterFollowsTheTargetRule: the index that brings a ManagedCluster's
+// events to its Applications keys them by the cluster they are pulled to, the same
+// (trimmed) name the ManifestWork's namespace comes from.
+func TestIndexAppByClusterFollowsTheTargetRule(t *testing.T) {
+	tests := map[string]struct {
+		annotation string
+		want       []string
+	}{
+		"a cluster":             {annotation: "cluster1", want: []string{"cluster1"}},
+		"spaces around it":      {annotation: " cluster1 ", want: []string{"cluster1"}},
+		"no cluster":            {annotation: "", want: nil},
+		"only spaces, no index": {annotation: "  ", want: nil},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			app := hubApplication("a").Cluster(tc.annotation).Build()
+			got := indexAppByCluster(app)
+			if len(got) != len(tc.want) || (len(got) == 1 && got[0] != tc.want[0]) {
+				t.Errorf("index keys = %q, want %q", got, tc.want)
+			}
+			if w, err := BuildManifestWork(app); err == nil && len(got) == 1 && w.Namespace != got[0] {
+				t.Errorf("index key %q is not the ManifestWork's namespace %q", got[0], w.Namespace)
+			}
+		})
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
 	"k8s.io/klog/v2"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
@@ -42,7 +41,7 @@ func (r *reconciler) setupWithManager(mgr ctrl.Manager) error {
 }
 
 func indexAppByCluster(obj client.Object) []string {
-	if c := obj.GetAnnotations()[apps.AnnotationOCMManagedCluster]; c != "" {
+	if c := pullmodel.TargetCluster(obj); c != "" {
 		return []string{c}
 	}
 	return nil
