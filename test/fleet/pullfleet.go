@@ -159,6 +159,9 @@ func StartPullFleet(ctx context.Context, opts PullFleetOptions) (started *PullFl
 	appSetOpts := ArgoCDApplicationSetOptions{
 		APIServer: p.Hub.APIServer, KubeconfigFile: p.Hub.KubeconfigFile,
 		Dir: filepath.Join(p.Dir, "hub", "argocd"), KeepDir: true, SkipCRDs: true,
+		// ApplicationSets with a RollingSync strategy roll out step by step; one without a
+		// strategy is unaffected.
+		ExtraArgs: []string{"--enable-progressive-syncs"},
 	}
 	if p.HubRenderer != nil {
 		appSetOpts.RepoServerAddr = p.HubRenderer.RepoServerAddr

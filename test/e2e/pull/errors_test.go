@@ -16,7 +16,6 @@ import (
 	"k8s.io/utils/ptr"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
-	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -82,13 +81,7 @@ var _ = Describe("Scenarios 2 and 3: errors on a cluster reach the hub", Ordered
 		}
 		mc.Labels[errClusterLabel] = "true"
 		Expect(hub.Patch(ctx, mc, patch)).To(Succeed())
-		Eventually(func() error {
-			return hub.Get(ctx, client.ObjectKey{Name: "global"}, &clusterv1beta2.ManagedClusterSet{})
-		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
-		Expect(hub.Create(ctx, &clusterv1beta2.ManagedClusterSetBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: "global", Namespace: argoNS},
-			Spec:       clusterv1beta2.ManagedClusterSetBindingSpec{ClusterSet: "global"},
-		})).To(Succeed())
+		bindGlobalClusterSet(ctx)
 
 		By("creating a Placement of " + errCluster + " and a GitOpsCluster for it")
 		Expect(hub.Create(ctx, &clusterv1beta1.Placement{

@@ -225,6 +225,20 @@ var _ = Describe("The guestbook example", Ordered, func() {
 	Context("Scenario 7: the addon is disabled on a cluster", addonDisabledSpecs)
 	Context("Scenario 5: a cluster leaves the placement", clusterLeavesPlacementSpecs)
 	Context("Scenario 6: the ApplicationSet is deleted", appSetDeletedSpecs)
+
+	// The other scenarios run before or after this story, in random order: give them both
+	// clusters back as the suite started them.
+	It("gives "+disabledCluster+" back: in every placement, the addon enabled, its agent running", func(ctx SpecContext) {
+		setClusterLabel(ctx, disabledCluster, excludedLabel, "")
+		Expect(pull.EnableAddon(ctx, disabledCluster, "")).To(Succeed())
+		Expect(pull.StartAgent(ctx, disabledCluster, "")).To(Succeed())
+		Eventually(func(g Gomega) {
+			mca := &addonv1alpha1.ManagedClusterAddOn{}
+			g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: disabledCluster, Name: fleet.PullAddonName}, mca)).To(Succeed())
+			g.Expect(meta.IsStatusConditionTrue(mca.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionAvailable)).
+				To(BeTrue(), "%v", mca.Status.Conditions)
+		}).WithContext(ctx).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(Succeed())
+	})
 })
 
 // expectHubApp checks cluster's hub Application: synced at head, health, and the

@@ -1,0 +1,246 @@
+//go:build e2e
+
+package pull_test
+
+import (
+	"path/filepath"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+	workv1 "open-cluster-management.io/api/work/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1beta1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1beta1"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/fleet"
+)
+
+// An ApplicationSet with the RollingSync strategy rolls out through the pull model step by
+// step, twice: the hub's real applicationset-controller (--enable-progressive-syncs) sets
+// .operation on one hub Application per step, the pull model runs it once on that cluster,
+// and the controller moves on only once the hub Application shows the sync done and the
+// Application Healthy. A request the hub kept forever would sync every cluster at once on
+// the second rollout; one delivered twice would sync a cluster twice (two history entries).
+const (
+	rollingAppSet    = "rolling"
+	rollingPlacement = "rolling-placement"
+	rollingLabel     = "e2e.argocd-pull/rolling"
+	rollingNS        = "rolling-e2e"
+	rollingPath      = "cm"
+)
+
+// rollingConfigMap is the repository's only manifest: a ConfigMap is Healthy once it
+// exists, so a synced Application is Healthy without a kubelet.
+func rollingConfigMap(value string) string {
+	return `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: rolling
+data:
+  value: ` + value + `
+`
+}
+
+var _ = Describe("RollingSync through the pull model", Ordered, func() {
+	var (
+		repo *fleet.LocalGitRepo
+		// rolloutOrder is the order of the steps: one cluster per step.
+		rolloutOrder = []string{"cluster1", "cluster2"}
+	)
+
+	BeforeAll(func(ctx SpecContext) {
+		var err error
+		repo, err = fleet.NewLocalGitRepo(filepath.Join(fleetDir, "git", "rolling"), map[string]string{
+			rollingPath + "/configmap.yaml": rollingConfigMap("first"),
+		})
+		Expect(err).NotTo(HaveOccurred())
+
+		By("labelling both clusters and binding the global ManagedClusterSet to argocd")
+		for _, c := range rolloutOrder {
+			setClusterLabel(ctx, c, rollingLabel, "true")
+		}
+		bindGlobalClusterSet(ctx)
+		DeferCleanup(func(ctx SpecContext) {
+			for _, c := range rolloutOrder {
+				setClusterLabel(ctx, c, rollingLabel, "")
+			}
+		})
+
+		By("creating a Placement of both clusters and a GitOpsCluster for it")
+		placement := &clusterv1beta1.Placement{
+			ObjectMeta: metav1.ObjectMeta{Name: rollingPlacement, Namespace: argoNS},
+			Spec: clusterv1beta1.PlacementSpec{
+				ClusterSets: []string{"global"},
+				Predicates: []clusterv1beta1.ClusterPredicate{{RequiredClusterSelector: clusterv1beta1.ClusterSelector{
+					LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{rollingLabel: "true"}},
+				}}},
+			},
+		}
+		Expect(hub.Create(ctx, placement)).To(Succeed())
+		gitops := &appsv1beta1.GitOpsCluster{
+			ObjectMeta: metav1.ObjectMeta{Name: "rolling-importer", Namespace: argoNS},
+			Spec: appsv1beta1.GitOpsClusterSpec{
+				ArgoServer: appsv1beta1.ArgoServerSpec{ArgoNamespace: argoNS},
+				PlacementRef: &corev1.ObjectReference{
+					APIVersion: "cluster.open-cluster-management.io/v1beta1", Kind: "Placement", Name: rollingPlacement,
+				},
+				CreateBlankClusterSecrets: ptr.To(true),
+			},
+		}
+		Expect(hub.Create(ctx, gitops)).To(Succeed())
+		DeferCleanup(func(ctx SpecContext) {
+			Expect(client.IgnoreNotFound(hub.Delete(ctx, gitops))).To(Succeed())
+			Expect(client.IgnoreNotFound(hub.Delete(ctx, placement))).To(Succeed())
+		})
+		Eventually(func(g Gomega) {
+			g.Expect(decidedClusters(ctx, g, rollingPlacement)).To(ConsistOf(rolloutOrder))
+			g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: argoNS, Name: "ocm-placement-generator"}, &corev1.ConfigMap{})).To(Succeed())
+		}).WithContext(ctx).WithTimeout(3 * time.Minute).WithPolling(500 * time.Millisecond).Should(Succeed())
+
+		By("creating the ApplicationSet with a two-step RollingSync")
+		createRollingAppSet(ctx, repo.URL, rolloutOrder)
+	})
+
+	for rollout := 1; rollout <= 2; rollout++ {
+		It("rolls out step by step, each cluster synced once (rollout "+string(rune('0'+rollout))+")", func(ctx SpecContext) {
+			var head string
+			if rollout == 2 {
+				By("committing a new revision: both Applications go OutOfSync, the ApplicationSet rolls out again")
+				Expect(repo.Commit("second value", map[string]string{rollingPath + "/configmap.yaml": rollingConfigMap("second")})).To(Succeed())
+			}
+			var err error
+			head, err = repo.Head()
+			Expect(err).NotTo(HaveOccurred())
+
+			start := time.Now()
+			// finished[c] is when the cluster's sync of head finished, on the cluster.
+			finished := map[string]time.Time{}
+			started := map[string]time.Time{}
+			Eventually(func(g Gomega) {
+				for _, c := range rolloutOrder {
+					app := getApp(ctx, g, theFleet.Cluster(c).APIServer.Client, argoNS, c+"-"+rollingAppSet)
+					g.Expect(nested(app, "status", "sync", "revision")).To(Equal(head), c)
+					g.Expect(nested(app, "status", "sync", "status")).To(Equal("Synced"), c)
+					g.Expect(nested(app, "status", "operationState", "phase")).To(Equal("Succeeded"), c)
+					history, _, _ := unstructured.NestedSlice(app.Object, "status", "history")
+					g.Expect(history).To(HaveLen(rollout), "%s: one sync per rollout\n%s", c, toYAML(history))
+					started[c] = parseTime(g, nested(app, "status", "operationState", "startedAt"))
+					finished[c] = parseTime(g, nested(app, "status", "operationState", "finishedAt"))
+				}
+			}).WithContext(ctx).WithTimeout(4 * time.Minute).WithPolling(time.Second).Should(Succeed())
+			AddReportEntry("RollingSync rollout "+string(rune('0'+rollout))+" done", time.Since(start).Round(time.Second).String())
+
+			By("checking the second step started only after the first finished")
+			Expect(started[rolloutOrder[1]]).To(BeTemporally(">=", finished[rolloutOrder[0]]),
+				"%s started at %s, before %s finished at %s", rolloutOrder[1], started[rolloutOrder[1]], rolloutOrder[0], finished[rolloutOrder[0]])
+
+			By("checking the ApplicationSet saw both Applications Healthy, and no sync runs again")
+			Eventually(func(g Gomega) {
+				set := &unstructured.Unstructured{}
+				set.SetGroupVersionKind(appSetGVK)
+				g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: argoNS, Name: rollingAppSet}, set)).To(Succeed())
+				statuses, _, _ := unstructured.NestedSlice(set.Object, "status", "applicationStatus")
+				g.Expect(statuses).To(HaveLen(len(rolloutOrder)), toYAML(statuses))
+				for _, s := range statuses {
+					g.Expect(s).To(HaveKeyWithValue("status", "Healthy"), toYAML(statuses))
+				}
+				for _, c := range rolloutOrder {
+					hubApp := getApp(ctx, g, hub, argoNS, c+"-"+rollingAppSet)
+					g.Expect(hubApp.Object).NotTo(HaveKey("operation"), "%s: the hub request is cleared once delivered", c)
+				}
+			}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
+			Consistently(func(g Gomega) {
+				for _, c := range rolloutOrder {
+					app := getApp(ctx, g, theFleet.Cluster(c).APIServer.Client, argoNS, c+"-"+rollingAppSet)
+					history, _, _ := unstructured.NestedSlice(app.Object, "status", "history")
+					g.Expect(history).To(HaveLen(rollout), "%s: synced again", c)
+				}
+			}).WithContext(ctx).WithTimeout(20 * time.Second).WithPolling(2 * time.Second).Should(Succeed())
+		})
+	}
+})
+
+// createRollingAppSet creates the RollingSync ApplicationSet over rollingPlacement, one
+// step per cluster in order, and registers its clean-up: it and everything it made gone.
+func createRollingAppSet(ctx SpecContext, repoURL string, order []string) {
+	GinkgoHelper()
+	set := readExample("applicationset-guestbook.yaml")
+	set.SetName(rollingAppSet)
+	Expect(unstructured.SetNestedField(set.Object, []any{map[string]any{"clusterDecisionResource": map[string]any{
+		"configMapRef":        "ocm-placement-generator",
+		"labelSelector":       map[string]any{"matchLabels": map[string]any{clusterv1beta1.PlacementLabel: rollingPlacement}},
+		"requeueAfterSeconds": int64(30),
+	}}}, "spec", "generators")).To(Succeed())
+	steps := make([]any, 0, len(order))
+	for _, c := range order {
+		steps = append(steps, map[string]any{"matchExpressions": []any{map[string]any{
+			"key": "rolling-step", "operator": "In", "values": []any{c},
+		}}})
+	}
+	Expect(unstructured.SetNestedField(set.Object, map[string]any{
+		"type": "RollingSync", "rollingSync": map[string]any{"steps": steps},
+	}, "spec", "strategy")).To(Succeed())
+	Expect(unstructured.SetNestedField(set.Object, "{{name}}-"+rollingAppSet, "spec", "template", "metadata", "name")).To(Succeed())
+	Expect(unstructured.SetNestedField(set.Object, "{{name}}", "spec", "template", "metadata", "labels", "rolling-step")).To(Succeed())
+	Expect(unstructured.SetNestedField(set.Object, repoURL, "spec", "template", "spec", "source", "repoURL")).To(Succeed())
+	Expect(unstructured.SetNestedField(set.Object, rollingPath, "spec", "template", "spec", "source", "path")).To(Succeed())
+	Expect(unstructured.SetNestedField(set.Object, rollingNS, "spec", "template", "spec", "destination", "namespace")).To(Succeed())
+	// RollingSync triggers the syncs itself (the controller drops automated anyway).
+	unstructured.RemoveNestedField(set.Object, "spec", "template", "spec", "syncPolicy", "automated")
+	Expect(hub.Create(ctx, set)).To(Succeed())
+
+	DeferCleanup(func(ctx SpecContext) {
+		del := &unstructured.Unstructured{}
+		del.SetGroupVersionKind(appSetGVK)
+		del.SetNamespace(argoNS)
+		del.SetName(rollingAppSet)
+		Expect(client.IgnoreNotFound(hub.Delete(ctx, del, client.PropagationPolicy(metav1.DeletePropagationForeground)))).To(Succeed())
+		Eventually(func(g Gomega) {
+			u := &unstructured.Unstructured{}
+			u.SetGroupVersionKind(appSetGVK)
+			err := hub.Get(ctx, client.ObjectKey{Namespace: argoNS, Name: rollingAppSet}, u)
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "ApplicationSet %s: %v", rollingAppSet, err)
+			for _, c := range order {
+				u.SetGroupVersionKind(applicationGVK)
+				err = hub.Get(ctx, client.ObjectKey{Namespace: argoNS, Name: c + "-" + rollingAppSet}, u)
+				g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "Application %s: %v", c, err)
+				works := &workv1.ManifestWorkList{}
+				g.Expect(hub.List(ctx, works, client.InNamespace(c))).To(Succeed())
+				for _, mw := range works.Items {
+					g.Expect(mw.Annotations).NotTo(HaveKeyWithValue("apps.open-cluster-management.io/hub-application-name", c+"-"+rollingAppSet), mw.Name)
+				}
+			}
+		}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
+	}, NodeTimeout(3*time.Minute))
+}
+
+// bindGlobalClusterSet binds the global ManagedClusterSet (every cluster) to argocd, as
+// `clusteradm clusterset bind global --namespace argocd` does; a binding that exists is kept.
+func bindGlobalClusterSet(ctx SpecContext) {
+	GinkgoHelper()
+	Eventually(func() error {
+		return hub.Get(ctx, client.ObjectKey{Name: "global"}, &clusterv1beta2.ManagedClusterSet{})
+	}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+	err := hub.Create(ctx, &clusterv1beta2.ManagedClusterSetBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "global", Namespace: argoNS},
+		Spec:       clusterv1beta2.ManagedClusterSetBindingSpec{ClusterSet: "global"},
+	})
+	if !apierrors.IsAlreadyExists(err) {
+		Expect(err).NotTo(HaveOccurred())
+	}
+}
+
+func parseTime(g Gomega, s string) time.Time {
+	t, err := time.Parse(time.RFC3339, strings.TrimSpace(s))
+	g.Expect(err).NotTo(HaveOccurred(), "time %q", s)
+	return t
+}
