@@ -10,13 +10,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/utils/ptr"
+	"k8s.io/apimachinery/pkg/types"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
 	appsv1beta1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1beta1"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/naming"
 )
 
 // Labels and annotations of the Argo CD cluster Secrets. The first four are what Argo CD
@@ -34,17 +32,8 @@ const (
 	// ManagedByValue is the value of LabelManagedBy.
 	ManagedByValue = "argocd-pull-addon"
 
-	// LabelOwnerNamespace and LabelOwnerName name the GitOpsCluster that created a
-	// cluster Secret (the name label-safe: hashed when longer than 63 characters).
-	LabelOwnerNamespace = "apps.open-cluster-management.io/gitopscluster-namespace"
-	LabelOwnerName      = "apps.open-cluster-management.io/gitopscluster-name"
-	// AnnotationOwner is "<namespace>/<name>" of the GitOpsCluster that created a cluster
-	// Secret, exact, for mapping Secret events back to it.
-	AnnotationOwner = "apps.open-cluster-management.io/gitopscluster"
-
-	// Finalizer lets the controller delete the cluster Secrets of a deleted GitOpsCluster,
-	// which live in another namespace than the GitOpsCluster's in general (owner
-	// references cannot cross namespaces).
+	// Finalizer lets the controller release the cluster Secrets of a deleted
+	// GitOpsCluster, which live in another namespace than the GitOpsCluster's in general.
 	Finalizer = "apps.open-cluster-management.io/gitopscluster-cleanup"
 )
 
@@ -97,30 +86,6 @@ func serverHost(server string) string {
 		host = host[:i]
 	}
 	return labelSafe(host)
-}
-
-// ownerNameLabel is the GitOpsCluster's name as a label value: the name itself when it
-// fits, otherwise a prefix and a stable hash.
-func ownerNameLabel(name string) string {
-	return naming.Bounded(name, validation.LabelValueMaxLength, 16)
-}
-
-// ownerKey is the value of AnnotationOwner.
-func ownerKey(gc *appsv1beta1.GitOpsCluster) string { return gc.Namespace + "/" + gc.Name }
-
-// ownerLabels select the cluster Secrets gc created.
-func ownerLabels(gc *appsv1beta1.GitOpsCluster) map[string]string {
-	return map[string]string{
-		LabelManagedBy:      ManagedByValue,
-		LabelOwnerNamespace: gc.Namespace,
-		LabelOwnerName:      ownerNameLabel(gc.Name),
-	}
-}
-
-// ownedBy says whether secret was created by gc.
-func ownedBy(secret *corev1.Secret, gc *appsv1beta1.GitOpsCluster) bool {
-	return secret.Annotations[AnnotationOwner] == ownerKey(gc) &&
-		secret.Labels[LabelManagedBy] == ManagedByValue
 }
 
 // placementKey is the "<namespace>/<name>" of the Placement gc references, defaulting the
@@ -178,10 +143,11 @@ func decidedClusters(decisions []clusterv1beta1.PlacementDecision) []string {
 	return slices.Sorted(maps.Keys(set))
 }
 
-// desiredClusterSecret is the Argo CD cluster Secret gc wants for cluster in argoNamespace.
-// The pull model's Secrets are blank: the cluster's name and a placeholder server, no
-// credentials. mc, when known, contributes its labels so ApplicationSet cluster generators
-// can select on them; the Secret's own labels win over a cluster label of the same key.
+// desiredClusterSecret is the Argo CD cluster Secret gc wants for cluster in argoNamespace,
+// gc its only owner. The pull model's Secrets are blank: the cluster's name and a
+// placeholder server, no credentials. mc, when known, contributes its labels so
+// ApplicationSet cluster generators can select on them; the Secret's own labels win over
+// a cluster label of the same key.
 func desiredClusterSecret(gc *appsv1beta1.GitOpsCluster, argoNamespace, cluster string, mc *clusterv1.ManagedCluster) *corev1.Secret {
 	server := PlaceholderServer(cluster)
 	labels := map[string]string{}
@@ -193,16 +159,15 @@ func desiredClusterSecret(gc *appsv1beta1.GitOpsCluster, argoNamespace, cluster 
 		LabelACMCluster:     "true",
 		LabelClusterName:    labelSafe(cluster),
 		LabelClusterServer:  serverHost(server),
+		LabelManagedBy:      ManagedByValue,
 	})
-	maps.Copy(labels, ownerLabels(gc))
 
 	s := &corev1.Secret{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:        ClusterSecretName(cluster),
-			Namespace:   argoNamespace,
-			Labels:      labels,
-			Annotations: map[string]string{AnnotationOwner: ownerKey(gc)},
+			Name:      ClusterSecretName(cluster),
+			Namespace: argoNamespace,
+			Labels:    labels,
 		},
 		Type: corev1.SecretTypeOpaque,
 		Data: map[string][]byte{
@@ -210,25 +175,13 @@ func desiredClusterSecret(gc *appsv1beta1.GitOpsCluster, argoNamespace, cluster 
 			"server": []byte(server),
 		},
 	}
-	if argoNamespace == gc.Namespace {
-		s.OwnerReferences = []metav1.OwnerReference{ownerRef(gc)}
-	}
+	withOwners(s, []types.NamespacedName{ownerKey(gc)})
 	return s
-}
-
-func ownerRef(gc *appsv1beta1.GitOpsCluster) metav1.OwnerReference {
-	return metav1.OwnerReference{
-		APIVersion:         appsv1beta1.GroupVersion.String(),
-		Kind:               "GitOpsCluster",
-		Name:               gc.Name,
-		UID:                gc.UID,
-		BlockOwnerDeletion: ptr.To(true),
-	}
 }
 
 // mergeClusterSecret returns existing changed to match desired, or nil when it already
 // does. Labels and data are replaced (a label removed from the ManagedCluster disappears
-// from the Secret); annotations and owner references of others are kept.
+// from the Secret); the owners become those of both; annotations of others are kept.
 func mergeClusterSecret(existing, desired *corev1.Secret) *corev1.Secret {
 	out := existing.DeepCopy()
 	out.Labels = maps.Clone(desired.Labels)
@@ -236,11 +189,7 @@ func mergeClusterSecret(existing, desired *corev1.Secret) *corev1.Secret {
 		out.Annotations = map[string]string{}
 	}
 	maps.Copy(out.Annotations, desired.Annotations)
-	for _, want := range desired.OwnerReferences {
-		if !slices.ContainsFunc(out.OwnerReferences, func(r metav1.OwnerReference) bool { return r.UID == want.UID }) {
-			out.OwnerReferences = append(out.OwnerReferences, want)
-		}
-	}
+	withOwners(out, append(ownersOf(existing), ownersOf(desired)...))
 	out.Data = maps.Clone(desired.Data)
 	out.StringData = nil
 	if out.Type == "" {

@@ -1,6 +1,7 @@
 package gitopscluster
 
 import (
+	"maps"
 	"strings"
 	"testing"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
@@ -127,29 +129,6 @@ func TestServerHost(t *testing.T) {
 	}
 }
 
-func TestOwnerNameLabel(t *testing.T) {
-	long := strings.Repeat("n", 100)
-	cases := map[string]struct{ in, want string }{
-		"short":      {in: "gc", want: "gc"},
-		"exactly 63": {in: strings.Repeat("x", 63), want: strings.Repeat("x", 63)},
-		"long":       {in: long, want: ownerNameLabel(long)},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			got := ownerNameLabel(tc.in)
-			if got != tc.want {
-				t.Fatalf("ownerNameLabel = %q, want %q", got, tc.want)
-			}
-			if errs := validation.IsValidLabelValue(got); len(errs) > 0 {
-				t.Fatalf("%q is not a label value: %v", got, errs)
-			}
-		})
-	}
-	if ownerNameLabel(long) == ownerNameLabel(long+"m") {
-		t.Fatal("different long names share a label value")
-	}
-}
-
 func TestDecidedClusters(t *testing.T) {
 	pd := func(names ...string) clusterv1beta1.PlacementDecision {
 		d := clusterv1beta1.PlacementDecision{}
@@ -182,65 +161,67 @@ func TestDesiredClusterSecret(t *testing.T) {
 		LabelArgoSecretType: "not-a-cluster", // ours wins
 		"apps.open-cluster-management.io/cluster-name": "spoofed",
 	}}}
-	wantLabels := map[string]string{
-		"env":               "prod",
+	fixed := map[string]string{
 		LabelArgoSecretType: "cluster",
 		LabelACMCluster:     "true",
 		LabelClusterName:    "c1",
 		LabelClusterServer:  "c1-control-plane",
 		LabelManagedBy:      ManagedByValue,
-		LabelOwnerNamespace: "argocd",
-		LabelOwnerName:      "gc",
+	}
+	with := func(m map[string]string, kv ...string) map[string]string {
+		out := maps.Clone(m)
+		for i := 0; i < len(kv); i += 2 {
+			out[kv[i]] = kv[i+1]
+		}
+		return out
 	}
 	cases := map[string]struct {
-		gc         *appsv1beta1.GitOpsCluster
-		argoNs     string
-		mc         *clusterv1.ManagedCluster
-		wantLabels map[string]string
-		wantOwner  bool
+		gc              *appsv1beta1.GitOpsCluster
+		mc              *clusterv1.ManagedCluster
+		wantLabels      map[string]string
+		wantAnnotations map[string]string
 	}{
-		"same namespace, cluster labels copied": {gc: newGitOpsCluster("gc").obj(), argoNs: "argocd", mc: mc, wantLabels: wantLabels, wantOwner: true},
-		"other namespace, no owner reference": {
-			gc: newGitOpsCluster("gc").namespace("apps").obj(), argoNs: "argocd", mc: mc,
-			wantLabels: func() map[string]string {
-				l := map[string]string{}
-				for k, v := range wantLabels {
-					l[k] = v
-				}
-				l[LabelOwnerNamespace] = "apps"
-				return l
-			}(),
+		"cluster labels copied": {
+			gc: newGitOpsCluster("gc").obj(), mc: mc,
+			wantLabels:      with(fixed, "env", "prod", OwnerPrefix+"/argocd.gc", "true"),
+			wantAnnotations: map[string]string{OwnerPrefix + "/argocd.gc": "argocd/gc"},
 		},
-		"unknown cluster": {gc: newGitOpsCluster("gc").obj(), argoNs: "argocd", wantOwner: true, wantLabels: map[string]string{
-			LabelArgoSecretType: "cluster", LabelACMCluster: "true", LabelClusterName: "c1", LabelClusterServer: "c1-control-plane",
-			LabelManagedBy: ManagedByValue, LabelOwnerNamespace: "argocd", LabelOwnerName: "gc",
-		}},
+		"GitOpsCluster in another namespace": {
+			gc: newGitOpsCluster("gc").namespace("apps").obj(), mc: mc,
+			wantLabels:      with(fixed, "env", "prod", OwnerPrefix+"/apps.gc", "true"),
+			wantAnnotations: map[string]string{OwnerPrefix + "/apps.gc": "apps/gc"},
+		},
+		"unknown cluster": {
+			gc:              newGitOpsCluster("gc").obj(),
+			wantLabels:      with(fixed, OwnerPrefix+"/argocd.gc", "true"),
+			wantAnnotations: map[string]string{OwnerPrefix + "/argocd.gc": "argocd/gc"},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			before := tc.mc.DeepCopy()
-			s := desiredClusterSecret(tc.gc, tc.argoNs, "c1", tc.mc)
+			s := desiredClusterSecret(tc.gc, "argocd", "c1", tc.mc)
 			if diff := cmp.Diff(before, tc.mc); diff != "" {
 				t.Fatalf("ManagedCluster mutated:\n%s", diff)
 			}
-			if s.Name != "c1-cluster-secret" || s.Namespace != tc.argoNs {
+			if s.Name != "c1-cluster-secret" || s.Namespace != "argocd" {
 				t.Fatalf("secret %s/%s", s.Namespace, s.Name)
 			}
 			if diff := cmp.Diff(tc.wantLabels, s.Labels); diff != "" {
 				t.Fatalf("labels (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(map[string]string{AnnotationOwner: tc.gc.Namespace + "/gc"}, s.Annotations); diff != "" {
+			if diff := cmp.Diff(tc.wantAnnotations, s.Annotations); diff != "" {
 				t.Fatalf("annotations (-want +got):\n%s", diff)
 			}
 			wantData := map[string][]byte{"name": []byte("c1"), "server": []byte("https://c1-control-plane")}
 			if diff := cmp.Diff(wantData, s.Data); diff != "" {
 				t.Fatalf("data (-want +got):\n%s", diff)
 			}
-			if got := len(s.OwnerReferences) == 1; got != tc.wantOwner {
-				t.Fatalf("owner references %v, want one: %v", s.OwnerReferences, tc.wantOwner)
+			if len(s.OwnerReferences) != 0 {
+				t.Fatalf("owner references %v: the garbage collector must not delete a shared Secret", s.OwnerReferences)
 			}
-			if !ownedBy(s, tc.gc) {
-				t.Fatal("not ownedBy its GitOpsCluster")
+			if diff := cmp.Diff([]types.NamespacedName{ownerKey(tc.gc)}, ownersOf(s)); diff != "" {
+				t.Fatalf("owners (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -248,10 +229,12 @@ func TestDesiredClusterSecret(t *testing.T) {
 
 func TestMergeClusterSecret(t *testing.T) {
 	gc := newGitOpsCluster("gc").obj()
+	other := types.NamespacedName{Namespace: "team-b", Name: "other"}
 	desired := desiredClusterSecret(gc, "argocd", "c1", nil)
 	cases := map[string]struct {
 		existing   func() *corev1.Secret
 		wantChange bool
+		wantOwners []types.NamespacedName
 		check      func(t *testing.T, got *corev1.Secret)
 	}{
 		"identical": {existing: func() *corev1.Secret { return desired.DeepCopy() }},
@@ -279,11 +262,48 @@ func TestMergeClusterSecret(t *testing.T) {
 				t.Fatalf("data (-want +got):\n%s", diff)
 			}
 		}},
-		"owner reference restored": {wantChange: true, existing: func() *corev1.Secret {
+		"joins another GitOpsCluster's Secret, which keeps its owner": {
+			wantChange: true,
+			wantOwners: []types.NamespacedName{ownerKey(gc), other},
+			existing: func() *corev1.Secret {
+				s := desired.DeepCopy()
+				withOwners(s, []types.NamespacedName{other})
+				return s
+			},
+		},
+		"already one of two owners, no change": {existing: func() *corev1.Secret {
 			s := desired.DeepCopy()
-			s.OwnerReferences = nil
+			withOwners(s, []types.NamespacedName{other, ownerKey(gc)})
 			return s
 		}},
+		"a cluster label of another owner's older view is corrected, the owners kept": {
+			wantChange: true,
+			wantOwners: []types.NamespacedName{ownerKey(gc), other},
+			existing: func() *corev1.Secret {
+				s := desired.DeepCopy()
+				withOwners(s, []types.NamespacedName{other, ownerKey(gc)})
+				s.Labels["env"] = "old"
+				return s
+			},
+		},
+		"single-owner marks of an earlier version become owner marks": {
+			wantChange: true,
+			wantOwners: []types.NamespacedName{ownerKey(gc), other},
+			existing:   func() *corev1.Secret { return legacySecret(desired, other) },
+			check: func(t *testing.T, got *corev1.Secret) {
+				for _, k := range []string{legacyLabelOwnerNamespace, legacyLabelOwnerName} {
+					if _, ok := got.Labels[k]; ok {
+						t.Fatalf("label %s kept", k)
+					}
+				}
+				if _, ok := got.Annotations[legacyAnnotationOwner]; ok {
+					t.Fatal("single-owner annotation kept")
+				}
+				if len(got.OwnerReferences) != 0 {
+					t.Fatalf("owner references %v kept", got.OwnerReferences)
+				}
+			},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -296,7 +316,15 @@ func TestMergeClusterSecret(t *testing.T) {
 			if (got != nil) != tc.wantChange {
 				t.Fatalf("changed = %v, want %v", got != nil, tc.wantChange)
 			}
-			if got != nil && tc.check != nil {
+			if got == nil {
+				return
+			}
+			if tc.wantOwners != nil {
+				if diff := cmp.Diff(tc.wantOwners, ownersOf(got)); diff != "" {
+					t.Fatalf("owners (-want +got):\n%s", diff)
+				}
+			}
+			if tc.check != nil {
 				tc.check(t, got)
 			}
 		})

@@ -9,13 +9,17 @@
 //     model only and the hub keeps no cluster credentials, so there is nothing else to
 //     write. The ClusterSecretsSynced condition then has reason BlankClusterSecretsImplied
 //     to say so, and the GitOpsCluster is still successful.
-//   - Secrets this controller creates carry LabelManagedBy, the owner labels and
-//     AnnotationOwner (and an owner reference when in the GitOpsCluster's namespace); it
-//     only ever updates or deletes Secrets carrying its GitOpsCluster's marks. A Secret of
-//     the same name it did not create is a conflict: left alone, reported in the status.
+//   - GitOpsClusters selecting the same cluster for the same Argo CD namespace share its
+//     Secret: each is an owner (a label and an annotation per GitOpsCluster, owners.go),
+//     and the last owner to let go deletes it. Secrets this controller creates carry
+//     LabelManagedBy and their owners' marks; it only ever updates or deletes those. A
+//     Secret of the same name no GitOpsCluster created is a conflict: left alone,
+//     reported in the status.
 //   - While the Placement or the Argo CD namespace does not resolve, existing cluster
 //     Secrets are kept: a typo in the spec should not unregister every cluster from Argo CD.
-//     A finalizer deletes them when the GitOpsCluster is deleted.
+//     A finalizer lets go of them when the GitOpsCluster is deleted; a GitOpsCluster gone
+//     without it (finalizer removed by hand, deleted while no manager ran) is let go of when
+//     a Secret naming it is seen, at the latest when the manager starts.
 //   - The generator ConfigMaps, Role and RoleBinding are shared by all GitOpsClusters of an
 //     Argo CD namespace; they are ensured (compared, written only on difference) and stay
 //     when a GitOpsCluster goes.
@@ -40,7 +44,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
-	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -134,7 +137,10 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 
 	gc := &appsv1beta1.GitOpsCluster{}
 	if err := r.client.Get(ctx, req.NamespacedName, gc); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		if apierrors.IsNotFound(err) {
+			return ctrl.Result{}, r.reconcileGone(ctx, req.NamespacedName)
+		}
+		return ctrl.Result{}, fmt.Errorf("reading GitOpsCluster %s: %w", req.NamespacedName, err)
 	}
 
 	if !gc.DeletionTimestamp.IsZero() {
@@ -254,92 +260,6 @@ func (r *reconciler) resolvePlacement(ctx context.Context, gc *appsv1beta1.GitOp
 	return list.Items, nil
 }
 
-// applyClusterSecrets makes the cluster Secrets gc owns exactly one per decided cluster in
-// the Argo CD namespace: creating, updating (only on change) and deleting its own Secrets,
-// never a Secret it did not create. It returns the registered clusters and the conflicts.
-func (r *reconciler) applyClusterSecrets(ctx context.Context, gc *appsv1beta1.GitOpsCluster, clusters []string) ([]string, []string, error) {
-	log := ctrl.LoggerFrom(ctx)
-	argoNs := gc.Spec.ArgoServer.ArgoNamespace
-
-	// Every Secret gc created, in any namespace (the Argo CD namespace may have changed).
-	var mine corev1.SecretList
-	if err := r.owned.GetCache().List(ctx, &mine, client.MatchingLabels(ownerLabels(gc))); err != nil {
-		return nil, nil, fmt.Errorf("listing the cluster Secrets of GitOpsCluster %s: %w", klog.KObj(gc), err)
-	}
-	existing := map[types.NamespacedName]*corev1.Secret{}
-	for i := range mine.Items {
-		if ownedBy(&mine.Items[i], gc) {
-			existing[client.ObjectKeyFromObject(&mine.Items[i])] = &mine.Items[i]
-		}
-	}
-
-	var registered, conflicts []string
-	var errs []error
-	wanted := map[types.NamespacedName]bool{}
-	for _, name := range clusters {
-		mc := &clusterv1.ManagedCluster{}
-		if err := r.client.Get(ctx, types.NamespacedName{Name: name}, mc); err != nil {
-			if !apierrors.IsNotFound(err) {
-				errs = append(errs, fmt.Errorf("reading ManagedCluster %s: %w", name, err))
-				continue
-			}
-			// Decided but unknown: register it without cluster labels; the ManagedCluster
-			// watch brings them once it appears.
-			mc = nil
-		}
-		desired := desiredClusterSecret(gc, argoNs, name, mc)
-		key := client.ObjectKeyFromObject(desired)
-		wanted[key] = true
-
-		cur, ok := existing[key]
-		if !ok {
-			// Not in the cache of owned Secrets: someone else's, not created yet, or ours
-			// and too new for the cache. Ask the API server.
-			got := &corev1.Secret{}
-			err := r.apiReader.Get(ctx, key, got)
-			switch {
-			case apierrors.IsNotFound(err):
-				if err := r.client.Create(ctx, desired); err != nil {
-					errs = append(errs, fmt.Errorf("creating cluster Secret %s: %w", key, err))
-					continue
-				}
-				log.V(2).Info("Created cluster Secret", "secret", klog.KObj(desired), "cluster", name)
-				registered = append(registered, name)
-				continue
-			case err != nil:
-				errs = append(errs, fmt.Errorf("reading Secret %s: %w", key, err))
-				continue
-			case !ownedBy(got, gc):
-				conflicts = append(conflicts, fmt.Sprintf("cluster %s: Secret %s", name, key))
-				continue
-			}
-			cur = got
-		}
-		if updated := mergeClusterSecret(cur, desired); updated != nil {
-			if err := r.client.Patch(ctx, updated, client.MergeFrom(cur)); err != nil {
-				errs = append(errs, fmt.Errorf("updating cluster Secret %s: %w", key, err))
-				continue
-			}
-			log.V(2).Info("Updated cluster Secret", "secret", klog.KObj(updated), "cluster", name)
-		} else {
-			log.V(4).Info("Cluster Secret up to date", "secret", klog.KObj(cur), "cluster", name)
-		}
-		registered = append(registered, name)
-	}
-
-	for key, s := range existing {
-		if wanted[key] {
-			continue
-		}
-		if err := r.client.Delete(ctx, s, client.Preconditions{UID: &s.UID}); client.IgnoreNotFound(err) != nil {
-			errs = append(errs, fmt.Errorf("deleting cluster Secret %s: %w", key, err))
-			continue
-		}
-		log.V(2).Info("Deleted cluster Secret of a cluster that left the Placement", "secret", klog.KObj(s))
-	}
-	return registered, conflicts, errors.Join(errs...)
-}
-
 // applyGeneratorConfig ensures the placement generator ConfigMaps and the ApplicationSet
 // controller's Role and RoleBinding in argoNs, writing only what differs. These are shared
 // by every GitOpsCluster of that Argo CD instance and stay when a GitOpsCluster goes.
@@ -416,29 +336,14 @@ func ensure[T client.Object](ctx context.Context, r *reconciler, kind string, de
 	return nil
 }
 
-// reconcileDelete deletes every cluster Secret gc created, then releases the finalizer.
+// reconcileDelete lets go of every cluster Secret gc owns (deleting those it was the last
+// owner of), then removes the finalizer.
 func (r *reconciler) reconcileDelete(ctx context.Context, gc *appsv1beta1.GitOpsCluster) error {
 	if !controllerutil.ContainsFinalizer(gc, Finalizer) {
 		return nil
 	}
-	// Uncached: a Secret created just before the deletion must not be missed.
-	var mine corev1.SecretList
-	if err := r.apiReader.List(ctx, &mine, client.MatchingLabels(ownerLabels(gc))); err != nil {
-		return fmt.Errorf("listing the cluster Secrets of GitOpsCluster %s: %w", klog.KObj(gc), err)
-	}
-	var errs []error
-	for i := range mine.Items {
-		s := &mine.Items[i]
-		if !ownedBy(s, gc) {
-			continue
-		}
-		if err := r.client.Delete(ctx, s, client.Preconditions{UID: &s.UID}); client.IgnoreNotFound(err) != nil {
-			errs = append(errs, fmt.Errorf("deleting cluster Secret %s: %w", klog.KObj(s), err))
-			continue
-		}
-		ctrl.LoggerFrom(ctx).V(2).Info("Deleted cluster Secret of a deleted GitOpsCluster", "secret", klog.KObj(s))
-	}
-	if err := errors.Join(errs...); err != nil {
+	// Uncached: a Secret gc joined just before its deletion must not be missed.
+	if err := r.releaseAll(ctx, r.apiReader, ownerKey(gc)); err != nil {
 		return err
 	}
 	before := gc.DeepCopy()
@@ -447,6 +352,28 @@ func (r *reconciler) reconcileDelete(ctx context.Context, gc *appsv1beta1.GitOps
 		return fmt.Errorf("removing finalizer from GitOpsCluster %s: %w", klog.KObj(gc), err)
 	}
 	return nil
+}
+
+// reconcileGone lets go of the cluster Secrets of a GitOpsCluster that no longer exists
+// but is still named as an owner: one deleted while its finalizer was removed by hand, or
+// while no manager ran. Every Secret's owners are reconciled when the cache of owned
+// objects starts, so such an owner is found then at the latest.
+func (r *reconciler) reconcileGone(ctx context.Context, key types.NamespacedName) error {
+	mine, err := r.secretsOf(ctx, r.owned.GetCache(), key)
+	if err != nil || len(mine) == 0 {
+		return err
+	}
+	// The cache of GitOpsClusters may lag behind a GitOpsCluster just re-created under
+	// this name: ask the API server before letting go.
+	if err := r.apiReader.Get(ctx, key, &appsv1beta1.GitOpsCluster{}); !apierrors.IsNotFound(err) {
+		if err != nil {
+			return fmt.Errorf("reading GitOpsCluster %s: %w", key, err)
+		}
+		return nil // it exists: its own event brings it here
+	}
+	// Uncached: right after a finalizer let go, the cache may still show the Secrets as
+	// they were, and letting go of them again would be writes for nothing.
+	return r.releaseAll(ctx, r.apiReader, key)
 }
 
 // metaNow is t as the API server stores it (whole seconds), so a status computed now

@@ -22,7 +22,7 @@ type outcome struct {
 	// clusters are the decided clusters that have a cluster Secret.
 	clusters []string
 	// conflicts say which clusters could not be registered because a Secret of that name
-	// belongs to someone else.
+	// exists that no GitOpsCluster created.
 	conflicts []string
 	// secretsErr is an API error reading what the cluster Secrets derive from, or
 	// writing them.
@@ -91,7 +91,7 @@ func computeStatus(gc *appsv1beta1.GitOpsCluster, o outcome, now metav1.Time) ap
 			set(appsv1beta1.ConditionClusterSecretsSynced, false, appsv1beta1.ReasonClusterSecretsFailed, msg)
 			failed = append(failed, failure{appsv1beta1.ReasonClusterSecretsFailed, msg})
 		case len(o.conflicts) > 0:
-			msg := "Not registered, a Secret of the same name that this GitOpsCluster did not create exists: " + strings.Join(o.conflicts, "; ")
+			msg := "Not registered, a Secret of the same name that no GitOpsCluster created exists: " + strings.Join(o.conflicts, "; ")
 			set(appsv1beta1.ConditionClusterSecretsSynced, false, appsv1beta1.ReasonClusterSecretConflict, msg)
 			failed = append(failed, failure{appsv1beta1.ReasonClusterSecretConflict, msg})
 		case o.blankImplied:

@@ -86,7 +86,7 @@ func TestComputeStatus(t *testing.T) {
 				return o
 			}(),
 			wantPhase: "failed",
-			wantMessage: "Not registered, a Secret of the same name that this GitOpsCluster did not create exists: " +
+			wantMessage: "Not registered, a Secret of the same name that no GitOpsCluster created exists: " +
 				"cluster c3: Secret argocd/c3-cluster-secret",
 			wantConds: with(allTrue,
 				appsv1beta1.ConditionReady, "False/ClusterSecretConflict",

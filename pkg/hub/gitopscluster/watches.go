@@ -5,7 +5,6 @@ package gitopscluster
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -118,15 +117,16 @@ func forArgoNamespaceOf[T client.Object](r *reconciler) handler.TypedMapFunc[T, 
 	}
 }
 
-// forSecret: the GitOpsCluster that created the Secret.
+// forSecret: the GitOpsClusters that own the Secret.
 func (r *reconciler) forSecret(_ context.Context, s *corev1.Secret) []reconcile.Request {
-	if req, ok := ownerRequest(s); ok {
-		return []reconcile.Request{req}
+	var reqs []reconcile.Request
+	for _, o := range ownersOf(s) {
+		reqs = append(reqs, reconcile.Request{NamespacedName: o})
 	}
-	return nil
+	return reqs
 }
 
-// forManagedCluster: the GitOpsClusters with a cluster Secret for the cluster, so label
+// forManagedCluster: the GitOpsClusters owning a cluster Secret of the cluster, so label
 // changes reach the Secrets. A cluster without a Secret yet comes in through its decision.
 func (r *reconciler) forManagedCluster(ctx context.Context, o client.Object) []reconcile.Request {
 	var list corev1.SecretList
@@ -134,22 +134,15 @@ func (r *reconciler) forManagedCluster(ctx context.Context, o client.Object) []r
 		ctrl.LoggerFrom(ctx).Error(err, "Listing cluster Secrets of ManagedCluster", "cluster", o.GetName())
 		return nil
 	}
-	seen := map[reconcile.Request]bool{}
+	seen := map[types.NamespacedName]bool{}
 	var reqs []reconcile.Request
 	for i := range list.Items {
-		if req, ok := ownerRequest(&list.Items[i]); ok && !seen[req] {
-			seen[req] = true
-			reqs = append(reqs, req)
+		for _, owner := range ownersOf(&list.Items[i]) {
+			if !seen[owner] {
+				seen[owner] = true
+				reqs = append(reqs, reconcile.Request{NamespacedName: owner})
+			}
 		}
 	}
 	return reqs
-}
-
-// ownerRequest is the request of the GitOpsCluster named by the Secret's owner annotation.
-func ownerRequest(s *corev1.Secret) (reconcile.Request, bool) {
-	ns, name, ok := strings.Cut(s.Annotations[AnnotationOwner], "/")
-	if !ok || ns == "" || name == "" {
-		return reconcile.Request{}, false
-	}
-	return reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}, true
 }

@@ -255,13 +255,12 @@ var _ = Describe("GitOpsCluster", func() {
 			c2: {"env": "dev"},
 		} {
 			wantLabels := map[string]string{
-				"argocd.argoproj.io/secret-type":                          "cluster",
-				"apps.open-cluster-management.io/acm-cluster":             "true",
-				"apps.open-cluster-management.io/cluster-name":            cluster,
-				"apps.open-cluster-management.io/cluster-server":          cluster + "-control-plane",
-				"app.kubernetes.io/managed-by":                            "argocd-pull-addon",
-				"apps.open-cluster-management.io/gitopscluster-namespace": argoNs,
-				"apps.open-cluster-management.io/gitopscluster-name":      "gitops",
+				"argocd.argoproj.io/secret-type":                                            "cluster",
+				"apps.open-cluster-management.io/acm-cluster":                               "true",
+				"apps.open-cluster-management.io/cluster-name":                              cluster,
+				"apps.open-cluster-management.io/cluster-server":                            cluster + "-control-plane",
+				"app.kubernetes.io/managed-by":                                              "argocd-pull-addon",
+				"owner.gitopscluster.apps.open-cluster-management.io/" + argoNs + ".gitops": "true",
 			}
 			for k, v := range extra {
 				wantLabels[k] = v
@@ -273,16 +272,17 @@ var _ = Describe("GitOpsCluster", func() {
 				return getSecret(ctx, secretKey(argoNs, cluster))(g).Labels
 			}).Should(Equal(wantLabels))
 			s := getSecret(ctx, secretKey(argoNs, cluster))(Default)
-			Expect(s.Annotations).To(Equal(map[string]string{"apps.open-cluster-management.io/gitopscluster": argoNs + "/gitops"}))
+			Expect(s.Annotations).To(Equal(map[string]string{
+				"owner.gitopscluster.apps.open-cluster-management.io/" + argoNs + ".gitops": argoNs + "/gitops",
+			}))
 			Expect(s.Data).To(Equal(map[string][]byte{
 				"name":   []byte(cluster),
 				"server": []byte("https://" + cluster + "-control-plane"),
 			}))
 			Expect(s.Type).To(Equal(corev1.SecretTypeOpaque))
-			Expect(s.OwnerReferences).To(ConsistOf(metav1.OwnerReference{
-				APIVersion: "apps.open-cluster-management.io/v1beta1", Kind: "GitOpsCluster",
-				Name: "gitops", UID: gc.UID, BlockOwnerDeletion: ptr.To(true),
-			}))
+			// No owner reference: the garbage collector cannot see owners in other
+			// namespaces and would delete a Secret they share.
+			Expect(s.OwnerReferences).To(BeEmpty())
 		}
 
 		for _, name := range []string{"ocm-placement-generator", "acm-placement"} {
@@ -467,7 +467,7 @@ var _ = Describe("GitOpsCluster", func() {
 		expectPhase(ctx, client.ObjectKeyFromObject(gc), appsv1beta1.PhaseSuccessful, appsv1beta1.ReasonReady)
 		s := getSecret(ctx, secretKey(argoNs, c1))(Default)
 		Expect(s.OwnerReferences).To(BeEmpty())
-		Expect(s.Labels).To(HaveKeyWithValue("apps.open-cluster-management.io/gitopscluster-namespace", appNs))
+		Expect(s.Annotations).To(HaveKeyWithValue("owner.gitopscluster.apps.open-cluster-management.io/"+appNs+".gitops", appNs+"/gitops"))
 
 		Expect(k8s.Delete(ctx, gc)).To(Succeed())
 		expectGone(ctx, s)

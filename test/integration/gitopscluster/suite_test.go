@@ -36,14 +36,35 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	scheme, k8s = apiServer.Scheme, apiServer.Client
 
-	// The controller runs in a real manager configured like the binary's; its client's
-	// writes are counted and its log records each reconcile.
+	startManager()
+})
+
+// startManager runs the controller in a real manager configured like the binary's; its
+// client's writes are counted and its log records each reconcile.
+func startManager() {
+	GinkgoHelper()
+	var err error
 	stopMgr, err = framework.RunManager(apiServer.Config, scheme, func(mgr ctrl.Manager) error {
 		return manager.SetupControllers(mgr, gitopscluster.ControllerName)
 	},
 		framework.WithNewClient(writes.NewClient), framework.WithLogger(recordingLogger(GinkgoLogr)))
 	Expect(err).NotTo(HaveOccurred())
-})
+}
+
+// stopManager stops the manager until the returned function starts a new one (also run
+// at the end of the spec, should it fail before).
+func stopManager() (start func()) {
+	GinkgoHelper()
+	Expect(stopMgr()).To(Succeed())
+	stopMgr = nil
+	start = func() {
+		if stopMgr == nil {
+			startManager()
+		}
+	}
+	DeferCleanup(start)
+	return start
+}
 
 var _ = AfterSuite(func() {
 	if stopMgr != nil {

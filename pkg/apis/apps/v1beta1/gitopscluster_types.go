@@ -122,9 +122,9 @@ const (
 	// is not true. The hub of the pull model holds no cluster credentials, so the Secrets
 	// are blank (name and placeholder server) either way; the reason says so (ClusterSecretsSynced).
 	ReasonBlankClusterSecretsImplied = "BlankClusterSecretsImplied"
-	// ReasonClusterSecretConflict: a Secret this controller did not create (or that another
-	// GitOpsCluster created) already has the name of a cluster Secret; it is left alone and
-	// that cluster is not registered (ClusterSecretsSynced).
+	// ReasonClusterSecretConflict: a Secret no GitOpsCluster created already has the name
+	// of a cluster Secret; it is left alone and that cluster is not registered
+	// (ClusterSecretsSynced). GitOpsClusters selecting the same cluster share its Secret.
 	ReasonClusterSecretConflict = "ClusterSecretConflict"
 	// ReasonClusterSecretsFailed: writing the cluster Secrets failed; retried (ClusterSecretsSynced).
 	ReasonClusterSecretsFailed = "ClusterSecretsFailed"
