@@ -45,11 +45,25 @@ type Options struct {
 	// LeaderElectionNamespace holds the leader election Lease; empty means the
 	// namespace the manager runs in.
 	LeaderElectionNamespace string
+
+	// Controllers configure the hub controllers.
+	Controllers ControllerOptions
+}
+
+// ControllerOptions configure the hub controllers.
+type ControllerOptions struct {
+	// AppStatus configures the Application status controller.
+	AppStatus appstatus.Options
+}
+
+// DefaultControllerOptions are the hub controllers' defaults.
+func DefaultControllerOptions() ControllerOptions {
+	return ControllerOptions{AppStatus: appstatus.Options{ReportGracePeriod: appstatus.DefaultReportGracePeriod}}
 }
 
 // NewOptions returns the manager's defaults.
 func NewOptions() *Options {
-	return &Options{Endpoints: endpoints.NewOptions(8080, 8081), Addon: addon.NewOptions()}
+	return &Options{Endpoints: endpoints.NewOptions(8080, 8081), Addon: addon.NewOptions(), Controllers: DefaultControllerOptions()}
 }
 
 // NewCommand returns the `manager` subcommand.
@@ -78,6 +92,9 @@ func (o *Options) AddFlags(cmd *cobra.Command) {
 	o.Endpoints.AddFlags(fs, "Kubeconfig of the OCM hub cluster.")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "Elect a leader so that only one replica runs the controllers.")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace, "Namespace of the leader election Lease; empty: the manager's own namespace.")
+	fs.DurationVar(&o.Controllers.AppStatus.ReportGracePeriod, "agent-report-grace-period", o.Controllers.AppStatus.ReportGracePeriod,
+		"How long a pulled Application may go unreported by its cluster's available argocd-pull agent after its ManifestWork was applied "+
+			"(or the agent became available) before the hub Application gets a NotReportedError condition; 0: the default.")
 	o.Addon.AddFlags(fs)
 }
 
@@ -141,7 +158,7 @@ func (o *Options) Run(ctx context.Context) error {
 // Setup registers with mgr everything the manager runs: the hub controllers and the
 // argocd-pull addon manager (which runs in the elected leader only).
 func (o *Options) Setup(mgr ctrl.Manager) error {
-	if err := SetupControllers(mgr); err != nil {
+	if err := SetupControllersWith(mgr, o.Controllers); err != nil {
 		return err
 	}
 	if _, err := addon.Setup(mgr, o.Addon); err != nil {
@@ -172,14 +189,21 @@ func CacheOptions() cache.Options {
 
 // SetupControllers registers with mgr the shared pull-model indexes and the hub
 // controllers named in only (every controller of hubControllers when empty), in the
-// table's order. Tests call it to run the controllers as the binary wires them.
+// table's order, with their defaults. Tests call it to run the controllers as the binary
+// wires them.
 func SetupControllers(mgr ctrl.Manager, only ...string) error {
+	return SetupControllersWith(mgr, DefaultControllerOptions(), only...)
+}
+
+// SetupControllersWith is SetupControllers with the controllers configured by o.
+func SetupControllersWith(mgr ctrl.Manager, o ControllerOptions, only ...string) error {
+	all := hubControllers(o)
 	for _, name := range only {
-		if !slices.ContainsFunc(hubControllers, func(c hubController) bool { return c.name == name }) {
+		if !slices.ContainsFunc(all, func(c hubController) bool { return c.name == name }) {
 			return fmt.Errorf("no hub controller named %q", name)
 		}
 	}
-	selected := slices.DeleteFunc(slices.Clone(hubControllers), func(c hubController) bool {
+	selected := slices.DeleteFunc(all, func(c hubController) bool {
 		return len(only) > 0 && !slices.Contains(only, c.name)
 	})
 	if err := pullmodel.SetupIndexes(context.Background(), mgr.GetFieldIndexer()); err != nil {
@@ -198,11 +222,13 @@ type hubController struct {
 	setup func(ctrl.Manager) error
 }
 
-// hubControllers are the controllers the manager runs, in start order, each by the name it
-// logs and reports metrics under.
-var hubControllers = []hubController{
-	{name: gitopscluster.ControllerName, setup: gitopscluster.Setup},
-	{name: propagation.ControllerName, setup: propagation.Setup},
-	{name: appstatus.ControllerName, setup: appstatus.Setup},
-	{name: aggregation.ControllerName, setup: aggregation.Setup},
+// hubControllers are the controllers the manager runs, configured by o, in start order,
+// each by the name it logs and reports metrics under.
+func hubControllers(o ControllerOptions) []hubController {
+	return []hubController{
+		{name: gitopscluster.ControllerName, setup: gitopscluster.Setup},
+		{name: propagation.ControllerName, setup: propagation.Setup},
+		{name: appstatus.ControllerName, setup: func(mgr ctrl.Manager) error { return appstatus.Setup(mgr, o.AppStatus) }},
+		{name: aggregation.ControllerName, setup: aggregation.Setup},
+	}
 }

@@ -65,14 +65,8 @@ func (s Scalars) IsEmpty() bool {
 // Argo CD Application manifest of mw, and whether mw reports that manifest at all.
 // Feedback of any other manifest does not count.
 func ApplicationFeedback(mw *workv1.ManifestWork) ([]workv1.FeedbackValue, bool) {
-	if mw == nil {
-		return nil, false
-	}
-	for i := range mw.Status.ResourceStatus.Manifests {
-		m := &mw.Status.ResourceStatus.Manifests[i]
-		if isApplicationManifest(m.ResourceMeta) {
-			return m.StatusFeedbacks.Values, true
-		}
+	if m := applicationManifest(mw); m != nil {
+		return m.StatusFeedbacks.Values, true
 	}
 	return nil, false
 }

@@ -139,6 +139,9 @@ func InstallPullModel(ctx context.Context, f *Fleet, opts PullModelOptions) (_ *
 		"--leader-elect", "--leader-election-namespace", ns,
 		"--metrics-bind-address", framework.LoopbackAddress(ports[0]), "--health-probe-bind-address", framework.LoopbackAddress(ports[1]),
 		"--agent-image", "quay.io/open-cluster-management/argocd-pull-addon:e2e",
+		// A delivered Application the agent does not report is NotReportedError after
+		// 15 s, not the default minute: scenarios see it without waiting that long.
+		"--agent-report-grace-period", "15s",
 	}
 	args = append(args, opts.ManagerArgs...)
 	if p.manager, err = startArgoCDProcess(p.Binary, "argocd-pull-addon-manager", p.ManagerLog(), os.Environ(), args); err != nil {

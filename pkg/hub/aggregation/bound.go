@@ -71,6 +71,8 @@ var DefaultLimits = Limits{
 // truncationCounts counts what bounding left out.
 type truncationCounts struct {
 	resources, conditions, failing, entries, terseEntries, messages int32
+	// agentResources is what the agents' reports left out before the report was built.
+	agentResources int32
 }
 
 // Bound returns the report within limits, with statuses.truncation saying what was left
@@ -88,6 +90,9 @@ func Bound(in appsv1alpha1.AppConditions, limits Limits) appsv1alpha1.AppConditi
 	}
 	if limits.Budget > 0 && jsonSize(out) > limits.Budget {
 		out.ClusterConditions, counts.entries = dropEntries(out.ClusterConditions, limits.Budget-jsonSize(appsv1alpha1.AppConditions{Resources: out.Resources, Summary: out.Summary}))
+	}
+	if in.Truncation != nil {
+		counts.agentResources = in.Truncation.AgentOmittedResources
 	}
 	out.Truncation = counts.truncation()
 	return out
@@ -224,9 +229,19 @@ func (c truncationCounts) truncation() *appsv1alpha1.ReportTruncation {
 	if c.terseEntries > 0 {
 		actions = append(actions, fmt.Sprintf("wrote %d cluster entries without lastReportedAt, agentAvailable: true and delivery: Pull", c.terseEntries))
 	}
-	msg := "To stay under its size bound the report " + strings.Join(actions, "; ") +
-		". The summary counts every cluster; the agents' ApplicationStatusReports in each cluster namespace have the details."
+	var sentences []string
+	if len(actions) > 0 {
+		sentences = append(sentences, "To stay under its size bound the report "+strings.Join(actions, "; ")+
+			". The summary counts every cluster; the agents' ApplicationStatusReports in each cluster namespace have the details.")
+	}
+	if c.agentResources > 0 {
+		sentences = append(sentences, fmt.Sprintf("The agents' reports left out %d resources (at most %d per Application and cluster), "+
+			"so statuses.resources can miss up to that many; each ApplicationStatusReport's status.truncation says which cluster's.",
+			c.agentResources, appsv1alpha1.MaxResources))
+	}
+	msg := strings.Join(sentences, " ")
 	return &appsv1alpha1.ReportTruncation{
+		AgentOmittedResources:    c.agentResources,
 		OmittedResources:         c.resources,
 		OmittedConditions:        c.conditions,
 		OmittedFailingResources:  c.failing,

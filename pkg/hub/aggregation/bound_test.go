@@ -167,6 +167,50 @@ func TestBoundFirstLevel(t *testing.T) {
 	}
 }
 
+// TestTruncationCountsWhatTheAgentsLeftOut: an Application of 2,000 resources on two
+// clusters is reported with 1,000 by each agent; the report's union holds what they
+// reported and its truncation says how many the agents left out, even when the report
+// itself cut nothing.
+func TestTruncationCountsWhatTheAgentsLeftOut(t *testing.T) {
+	in := Inputs{ApplicationSet: guestbook, Agents: map[string]pullmodel.AgentAvailability{}}
+	for _, cluster := range []string{"c1", "c2"} {
+		hubApp := cluster + "-guestbook"
+		in.Agents[cluster] = available()
+		in.Works = append(in.Works, newWork(cluster, hubApp).feedback("Healthy", "Synced", "r1", "", "").obj())
+		rep := newReport(cluster, hubApp).state(appsv1alpha1.HealthStatusHealthy, appsv1alpha1.SyncStatusSynced, "r1")
+		for i := range appsv1alpha1.MaxResources {
+			rep.resource("", "v1", "ConfigMap", "guestbook", fmt.Sprintf("cm-%04d", i), appsv1alpha1.SyncStatusSynced, "", "")
+		}
+		r := rep.obj()
+		r.Status.Truncation = &appsv1alpha1.Truncation{OmittedResources: 1000}
+		in.Reports = append(in.Reports, r)
+	}
+	got := Build(in, DefaultLimits)
+	if len(got.Resources) != 1000 {
+		t.Errorf("%d resources in the union, want the 1,000 reported", len(got.Resources))
+	}
+	if got.Truncation == nil {
+		t.Fatal("no truncation: the report does not say the agents left out resources")
+	}
+	want := &appsv1alpha1.ReportTruncation{AgentOmittedResources: 2000}
+	if diff := cmp.Diff(want, got.Truncation, cmpIgnoreMessage); diff != "" {
+		t.Errorf("truncation (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(got.Truncation.Message, "agents' reports left out 2000 resources") || strings.Contains(got.Truncation.Message, "size bound") {
+		t.Errorf("message %q does not say (only) what the agents left out", got.Truncation.Message)
+	}
+
+	t.Run("with the report's own cut", func(t *testing.T) {
+		limits := DefaultLimits
+		limits.Levels = []Level{{Resources: 10, Conditions: 10, MessageLength: 512, FailingResources: 5}}
+		got := Build(in, limits)
+		want := &appsv1alpha1.ReportTruncation{OmittedResources: 990, AgentOmittedResources: 2000}
+		if diff := cmp.Diff(want, got.Truncation, cmpIgnoreMessage); diff != "" {
+			t.Errorf("truncation (-want +got):\n%s", diff)
+		}
+	})
+}
+
 func TestUnchangedInputsBuildTheSameReport(t *testing.T) {
 	in := fleet(20, 2)
 	// The order the cache lists objects in does not matter.

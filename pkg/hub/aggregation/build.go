@@ -11,6 +11,7 @@ import (
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/report"
 
+	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	workv1 "open-cluster-management.io/api/work/v1"
@@ -30,6 +31,9 @@ type Inputs struct {
 	// HubRendered are the ApplicationSet's hub-rendered Applications, one per Application
 	// and ManifestWork; Applications and works being deleted are left out by the caller.
 	HubRendered []HubRenderedApplication
+	// HubConditions are the hub conditions (pullmodel.HubConditions) of the ApplicationSet's
+	// pulled hub Applications, by Application: what the hub says keeps each from running.
+	HubConditions map[types.NamespacedName][]argov1alpha1.ApplicationCondition
 }
 
 // reportKey identifies an Application on a cluster: the cluster and the hub Application.
@@ -51,6 +55,8 @@ func build(in Inputs) appsv1alpha1.AppConditions {
 	var (
 		entries   []appsv1alpha1.ClusterCondition
 		resources = map[appsv1alpha1.ResourceRef]struct{}{}
+		// agentOmitted counts the resources the agents' reports left out (their own bound).
+		agentOmitted int32
 	)
 	for i := range in.Works {
 		mw := &in.Works[i]
@@ -64,10 +70,14 @@ func build(in Inputs) appsv1alpha1.AppConditions {
 		if !ok {
 			agent = pullmodel.AgentAvailabilityOf(nil)
 		}
-		entries = append(entries, clusterEntry(in.ApplicationSet.Namespace, mw, report, agent))
+		hubConditions := in.HubConditions[types.NamespacedName{Namespace: hubNamespace, Name: hubName}]
+		entries = append(entries, clusterEntry(in.ApplicationSet.Namespace, mw, report, agent, hubConditions))
 		if report != nil {
 			for _, r := range report.Status.Resources {
 				resources[resourceRef(r)] = struct{}{}
+			}
+			if t := report.Status.Truncation; t != nil {
+				agentOmitted += t.OmittedResources
 			}
 		}
 	}
@@ -85,6 +95,10 @@ func build(in Inputs) appsv1alpha1.AppConditions {
 		Resources:         sortedResources(resources),
 		ClusterConditions: entries,
 		Summary:           summarize(entries),
+	}
+	if agentOmitted > 0 {
+		// Bound adds what it leaves out itself.
+		out.Truncation = &appsv1alpha1.ReportTruncation{AgentOmittedResources: agentOmitted}
 	}
 	return out
 }
@@ -106,8 +120,12 @@ func indexReports(in []appsv1alpha1.ApplicationStatusReport) map[reportKey]*apps
 }
 
 // clusterEntry is the entry of one Application on one cluster. The scalars follow
-// pullmodel.MergeScalars; conditions and failing resources come from the report.
-func clusterEntry(appSetNamespace string, mw *workv1.ManifestWork, rep *appsv1alpha1.ApplicationStatusReport, agent pullmodel.AgentAvailability) appsv1alpha1.ClusterCondition {
+// pullmodel.MergeScalars; failing resources come from the report. Conditions are, in
+// this order: the hub's conditions of the hub Application (hubConditions, all errors: why
+// it does not run, known before and without any report, so they come first), the agent's
+// unavailability (which qualifies what follows) and the report's, errors first.
+func clusterEntry(appSetNamespace string, mw *workv1.ManifestWork, rep *appsv1alpha1.ApplicationStatusReport, agent pullmodel.AgentAvailability,
+	hubConditions []argov1alpha1.ApplicationCondition) appsv1alpha1.ClusterCondition {
 	values, _ := pullmodel.ApplicationFeedback(mw)
 	// Malformed values are left out by ScalarsFromFeedback; the appstatus controller logs them.
 	fb, _ := pullmodel.ScalarsFromFeedback(values)
@@ -137,6 +155,9 @@ func clusterEntry(appSetNamespace string, mw *workv1.ManifestWork, rep *appsv1al
 	}
 	if scalars.OperationStartedAt != nil {
 		entry.OperationStateStartedAt = scalars.OperationStartedAt.UTC().Format(time.RFC3339)
+	}
+	for _, c := range hubConditions {
+		entry.Conditions = append(entry.Conditions, appsv1alpha1.Condition{Type: c.Type, Message: c.Message})
 	}
 	if !agent.Available {
 		entry.Conditions = append(entry.Conditions, agentUnavailableCondition(agent))

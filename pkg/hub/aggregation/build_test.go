@@ -7,6 +7,7 @@ import (
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
 
+	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -17,12 +18,52 @@ var guestbook = types.NamespacedName{Namespace: appSetNamespace, Name: "guestboo
 
 func TestBuildMergesSources(t *testing.T) {
 	const syncErr = "one or more objects failed to apply, reason: Deployment.apps \"guestbook-ui\" is invalid"
+	notApplied := pullmodel.HubCondition(pullmodel.ConditionClusterApplyError,
+		`ManifestWork c1/c1-guestbook-1a2b3 is not applied on cluster c1: Failed to apply manifest: namespaces "openshift-gitops" not found`)
+	invalid := pullmodel.HubCondition(pullmodel.ConditionInvalidSpec, "annotation apps.open-cluster-management.io/destination-server is not a URL")
 	tests := map[string]struct {
-		works   []workv1.ManifestWork
-		reports []appsv1alpha1.ApplicationStatusReport
-		agents  map[string]pullmodel.AgentAvailability
-		want    appsv1alpha1.AppConditions
+		works         []workv1.ManifestWork
+		reports       []appsv1alpha1.ApplicationStatusReport
+		agents        map[string]pullmodel.AgentAvailability
+		hubConditions map[types.NamespacedName][]argov1alpha1.ApplicationCondition
+		want          appsv1alpha1.AppConditions
 	}{
+		"a work the cluster never applied: the hub Application's reason, nothing else known": {
+			works:         []workv1.ManifestWork{newWork("c1", "c1-guestbook").obj()},
+			agents:        map[string]pullmodel.AgentAvailability{"c1": available()},
+			hubConditions: map[types.NamespacedName][]argov1alpha1.ApplicationCondition{{Namespace: appSetNamespace, Name: "c1-guestbook"}: {notApplied}},
+			want: appsv1alpha1.AppConditions{
+				ClusterConditions: []appsv1alpha1.ClusterCondition{{
+					Cluster: "c1", App: "argocd/c1-guestbook/c1/c1-guestbook-1a2b3",
+					Conditions:     []appsv1alpha1.Condition{{Type: pullmodel.ConditionClusterApplyError, Message: notApplied.Message}},
+					AgentAvailable: ptr.To(true), Delivery: appsv1alpha1.DeliveryPull,
+				}},
+				Summary: summary(1, 0, 1, 0, 1, 0),
+			},
+		},
+		"hub conditions first, then the agent's unavailability and the report's; another Application's are not this one's": {
+			works: []workv1.ManifestWork{newWork("c1", "c1-guestbook").feedback("Healthy", "Synced", "r1", "", "").obj()},
+			reports: []appsv1alpha1.ApplicationStatusReport{newReport("c1", "c1-guestbook").observedAt(t1).
+				state(appsv1alpha1.HealthStatusHealthy, appsv1alpha1.SyncStatusSynced, "r1").condition("ComparisonError", "repository not accessible").obj()},
+			agents: map[string]pullmodel.AgentAvailability{"c1": unavailable()},
+			hubConditions: map[types.NamespacedName][]argov1alpha1.ApplicationCondition{
+				{Namespace: appSetNamespace, Name: "c1-guestbook"}: {invalid},
+				{Namespace: appSetNamespace, Name: "c2-guestbook"}: {notApplied},
+			},
+			want: appsv1alpha1.AppConditions{
+				ClusterConditions: []appsv1alpha1.ClusterCondition{{
+					Cluster: "c1", App: "argocd/c1-guestbook/c1/c1-guestbook-1a2b3",
+					SyncStatus: "Synced", HealthStatus: "Healthy", SyncRevision: "r1",
+					Conditions: []appsv1alpha1.Condition{
+						{Type: pullmodel.ConditionInvalidSpec, Message: invalid.Message},
+						{Type: appsv1alpha1.ConditionAgentUnavailable, Message: "The argocd-pull agent has not been available since 2026-11-01T10:10:00Z (Available is Unknown (ManagedClusterLeaseUpdateStopped)); sync and health come from the ManifestWork, other details may be stale."},
+						{Type: "ComparisonError", Message: "repository not accessible"},
+					},
+					AgentAvailable: ptr.To(false), LastReportedAt: &t1, Delivery: appsv1alpha1.DeliveryPull,
+				}},
+				Summary: summary(1, 1, 0, 1, 0, 0),
+			},
+		},
 		"feedback only (no agent report yet)": {
 			works:  []workv1.ManifestWork{newWork("c1", "c1-guestbook").feedback("Healthy", "Synced", "r1", "Succeeded", "2026-11-01T10:00:00Z").obj()},
 			agents: map[string]pullmodel.AgentAvailability{"c1": available()},
@@ -143,7 +184,7 @@ func TestBuildMergesSources(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got := Build(Inputs{ApplicationSet: guestbook, Works: tc.works, Reports: tc.reports, Agents: tc.agents}, DefaultLimits)
+			got := Build(Inputs{ApplicationSet: guestbook, Works: tc.works, Reports: tc.reports, Agents: tc.agents, HubConditions: tc.hubConditions}, DefaultLimits)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("report (-want +got):\n%s", diff)
 			}

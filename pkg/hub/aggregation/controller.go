@@ -151,7 +151,12 @@ func (r *reconciler) inputs(ctx context.Context, key types.NamespacedName) (Inpu
 		return in, fmt.Errorf("listing ApplicationStatusReports of ApplicationSet %s: %w", key, err)
 	}
 	in.Reports = slices.DeleteFunc(reports.Items, func(r appsv1alpha1.ApplicationStatusReport) bool { return !r.DeletionTimestamp.IsZero() })
-	if err := r.hubRenderedInputs(ctx, key, &in); err != nil {
+	applications := &argov1alpha1.ApplicationList{}
+	if err := r.client.List(ctx, applications, client.MatchingFields{applicationSetIndex: key.String()}, client.UnsafeDisableDeepCopy); err != nil {
+		return in, fmt.Errorf("listing Applications of ApplicationSet %s: %w", key, err)
+	}
+	in.HubConditions = hubConditionsOf(applications.Items)
+	if err := r.hubRenderedInputs(ctx, applications.Items, &in); err != nil {
 		return in, err
 	}
 	for i := range in.Works {
@@ -168,18 +173,31 @@ func (r *reconciler) inputs(ctx context.Context, key types.NamespacedName) (Inpu
 	return in, nil
 }
 
-// hubRenderedInputs adds to in the ApplicationSet's hub-rendered Applications with their
-// ManifestWorks: the Applications it owns that manage a ManifestWork (field index on the
-// manager's cache), each with those of its ManifestWorks that are hub-rendered and were
-// rendered for it (the controller's own cache). Deleted or deleting ones are leaving.
-func (r *reconciler) hubRenderedInputs(ctx context.Context, key types.NamespacedName, in *Inputs) error {
-	applications := &argov1alpha1.ApplicationList{}
-	if err := r.client.List(ctx, applications, client.MatchingFields{applicationSetIndex: key.String()}, client.UnsafeDisableDeepCopy); err != nil {
-		return fmt.Errorf("listing hub-rendered Applications of ApplicationSet %s: %w", key, err)
+// hubConditionsOf are the hub conditions of the pulled ones among applications, by
+// Application; those without any are left out.
+func hubConditionsOf(applications []argov1alpha1.Application) map[types.NamespacedName][]argov1alpha1.ApplicationCondition {
+	out := map[types.NamespacedName][]argov1alpha1.ApplicationCondition{}
+	for i := range applications {
+		app := &applications[i]
+		if !pullmodel.IsMarked(app) {
+			continue
+		}
+		if c := pullmodel.HubConditions(app.Status.Conditions); len(c) > 0 {
+			out[client.ObjectKeyFromObject(app)] = c
+		}
 	}
-	for i := range applications.Items {
-		app := &applications.Items[i]
-		if !app.DeletionTimestamp.IsZero() {
+	return out
+}
+
+// hubRenderedInputs adds to in the ApplicationSet's hub-rendered Applications with their
+// ManifestWorks: those of applications (the ApplicationSet's, from the field index on the
+// manager's cache) that manage a ManifestWork, each with those of its ManifestWorks that
+// are hub-rendered and were rendered for it (the controller's own cache). Deleted or
+// deleting ones are leaving.
+func (r *reconciler) hubRenderedInputs(ctx context.Context, applications []argov1alpha1.Application, in *Inputs) error {
+	for i := range applications {
+		app := &applications[i]
+		if !app.DeletionTimestamp.IsZero() || !isHubRenderedApplication(app) {
 			continue
 		}
 		for _, workKey := range managedWorks(app) {

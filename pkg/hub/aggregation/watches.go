@@ -3,6 +3,7 @@ package aggregation
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 
@@ -71,6 +72,9 @@ func (r *reconciler) setupWithManager(mgr ctrl.Manager, hubRendered cache.Cache)
 		// already) and their ManifestWorks (the controller's own cache).
 		WatchesRawSource(source.Kind(mgr.GetCache(), &argov1alpha1.Application{},
 			handler.TypedEnqueueRequestsFromMapFunc(mapApplicationToApplicationSets), hubRenderedApplicationChanged())).
+		// Pulled delivery: what the hub says keeps a pulled Application from running.
+		WatchesRawSource(source.Kind(mgr.GetCache(), &argov1alpha1.Application{},
+			handler.TypedEnqueueRequestsFromMapFunc(mapPulledApplicationToApplicationSets), hubConditionsChanged())).
 		WatchesRawSource(source.Kind(hubRendered, &workv1.ManifestWork{},
 			handler.TypedEnqueueRequestsFromMapFunc(r.mapHubRenderedWorkToApplicationSets), hubRenderedWorkChanged())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 1}).
@@ -222,11 +226,12 @@ func onlyDeletes() predicate.Funcs {
 	}
 }
 
-// indexApplicationApplicationSet indexes a hub-rendered Application by the ApplicationSets
-// that own it. Pulled Applications reach their ApplicationSet through their ManifestWork.
+// indexApplicationApplicationSet indexes a hub-rendered or pulled Application by the
+// ApplicationSets that own it. A pulled Application's entry is its ManifestWork's; the
+// Application adds its hub conditions.
 func indexApplicationApplicationSet(obj client.Object) []string {
 	app, ok := obj.(*argov1alpha1.Application)
-	if !ok || !isHubRenderedApplication(app) {
+	if !ok || (!isHubRenderedApplication(app) && !pullmodel.IsMarked(app)) {
 		return nil
 	}
 	var keys []string
@@ -285,6 +290,40 @@ func hubRenderedApplicationChanged() predicate.TypedFuncs[*argov1alpha1.Applicat
 			}
 			return !equality.Semantic.DeepEqual(oldState, newState)
 		},
+		GenericFunc: func(event.TypedGenericEvent[*argov1alpha1.Application]) bool { return false },
+	}
+}
+
+// mapPulledApplicationToApplicationSets maps a pulled Application to the ApplicationSets
+// that own it.
+func mapPulledApplicationToApplicationSets(_ context.Context, app *argov1alpha1.Application) []reconcile.Request {
+	if !pullmodel.IsMarked(app) {
+		return nil
+	}
+	var requests []reconcile.Request
+	for _, key := range pullmodel.OwningApplicationSets(app) {
+		requests = append(requests, reconcile.Request{NamespacedName: key})
+	}
+	return requests
+}
+
+// hubConditionsChanged lets a pulled Application's update through when its hub
+// conditions (type and message) changed; its creation when it has any, as on a restart.
+// Everything else of a pulled Application reaches the report through its ManifestWork and
+// its agent's report.
+func hubConditionsChanged() predicate.TypedFuncs[*argov1alpha1.Application] {
+	return predicate.TypedFuncs[*argov1alpha1.Application]{
+		CreateFunc: func(e event.TypedCreateEvent[*argov1alpha1.Application]) bool {
+			return pullmodel.IsMarked(e.Object) && len(pullmodel.HubConditions(e.Object.Status.Conditions)) > 0
+		},
+		UpdateFunc: func(e event.TypedUpdateEvent[*argov1alpha1.Application]) bool {
+			if e.ObjectOld == nil || e.ObjectNew == nil || (!pullmodel.IsMarked(e.ObjectOld) && !pullmodel.IsMarked(e.ObjectNew)) {
+				return false
+			}
+			return !slices.EqualFunc(pullmodel.HubConditions(e.ObjectOld.Status.Conditions), pullmodel.HubConditions(e.ObjectNew.Status.Conditions),
+				func(a, b argov1alpha1.ApplicationCondition) bool { return a.Type == b.Type && a.Message == b.Message })
+		},
+		DeleteFunc:  func(event.TypedDeleteEvent[*argov1alpha1.Application]) bool { return false },
 		GenericFunc: func(event.TypedGenericEvent[*argov1alpha1.Application]) bool { return false },
 	}
 }

@@ -38,20 +38,38 @@
 // invents an intermediate Progressing (two writes per reconcile would race the ApplicationSet
 // controller's cache and leave it stuck at Progressing when it saw only the first), and when the
 // spoke reports Healthy the hub reports Healthy.
+//
+// The details are the report's and only the report's: when it goes (the addon disabled, the
+// report deleted), its resources, conditions and messages go with it rather than stand
+// beside feedback that may contradict them. What keeps an Application from running before
+// the spoke says anything (the work not applied, no report) the controller says itself,
+// in the same write, as the hub conditions it owns, with a Warning Event when one appears
+// (delivery.go).
 package appstatus
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
+	"strings"
+	"time"
 
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -72,20 +90,35 @@ type reconciler struct {
 	client client.Client
 	// apiReader reads from the API server directly, to re-read after a conflict.
 	apiReader client.Reader
-	now       func() metav1.Time
+	recorder  record.EventRecorder
+	// reportGrace is how long an applied Application may go unreported (delivery.go).
+	reportGrace time.Duration
+	now         func() metav1.Time
 }
 
 var _ reconcile.Reconciler = &reconciler{}
 
+// Options configure the controller.
+type Options struct {
+	// ReportGracePeriod is how long after its ManifestWork was applied (or its cluster's
+	// agent became available) an Application may go without a report from that agent
+	// before it is marked NotReportedError. Zero means DefaultReportGracePeriod.
+	ReportGracePeriod time.Duration
+}
+
 // Setup registers the controller with mgr. The shared pull-model indexes
 // (pullmodel.SetupIndexes) must be registered on mgr first.
-func Setup(mgr ctrl.Manager) error {
-	r := &reconciler{client: mgr.GetClient(), apiReader: mgr.GetAPIReader(), now: metav1.Now}
+func Setup(mgr ctrl.Manager, o Options) error {
+	r := &reconciler{
+		client: mgr.GetClient(), apiReader: mgr.GetAPIReader(), recorder: mgr.GetEventRecorderFor(ControllerName),
+		reportGrace: cmp.Or(o.ReportGracePeriod, DefaultReportGracePeriod), now: metav1.Now,
+	}
 	return r.setupWithManager(mgr)
 }
 
 // Reconcile mirrors the feedback of the Application's ManifestWork and its agent's report
-// into its status, writing only when a mirrored field changed.
+// into its status, with the hub conditions of what keeps it from running, writing only
+// when something changed.
 func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	log := ctrl.LoggerFrom(ctx)
 
@@ -109,13 +142,43 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	mw := pullmodel.CurrentWork(app, works)
-	if mw == nil {
-		log.V(4).Info("No ManifestWork for the Application yet", "cluster", cluster)
-		return ctrl.Result{}, nil
+	// Without a ManifestWork (not created yet, or replaced) there is nothing of the spoke
+	// to show: the status keeps its scalars, and details and conditions of an earlier
+	// delivery go.
+	var (
+		want    desired
+		requeue time.Duration
+	)
+	if mw := pullmodel.CurrentWork(app, works); mw != nil {
+		log = log.WithValues("manifestWork", klog.KObj(mw))
+		ctx = ctrl.LoggerInto(ctx, log)
+		if want, requeue, err = r.desiredFor(ctx, app, cluster, mw); err != nil {
+			return ctrl.Result{}, err
+		}
+	} else {
+		log.V(4).Info("No ManifestWork for the Application", "cluster", cluster)
 	}
-	log = log.WithValues("manifestWork", klog.KObj(mw))
-	ctx = ctrl.LoggerInto(ctx, log)
+	if requeue > 0 {
+		log.V(4).Info("Applied, not reported yet; checking again when the grace period ends", "after", requeue)
+	}
+	return ctrl.Result{RequeueAfter: requeue}, r.mirror(ctx, app, want)
+}
+
+// desired is what the hub Application's status is made to show.
+type desired struct {
+	scalars pullmodel.Scalars
+	source  pullmodel.ScalarSource
+	// report is the agent's report; nil when there is none.
+	report *appsv1alpha1.ApplicationReportStatus
+	// hubConditions are the hub conditions this controller owns that apply now.
+	hubConditions []argov1alpha1.ApplicationCondition
+}
+
+// desiredFor reads the sources of app's status, mw's feedback and conditions, the agent's
+// report and the agent's addon, and combines them; with how long until the grace period
+// of an unreported Application ends (0 when none is running).
+func (r *reconciler) desiredFor(ctx context.Context, app *argov1alpha1.Application, cluster string, mw *workv1.ManifestWork) (desired, time.Duration, error) {
+	log := ctrl.LoggerFrom(ctx)
 	values, _ := pullmodel.ApplicationFeedback(mw)
 	feedback, err := pullmodel.ScalarsFromFeedback(values)
 	if err != nil {
@@ -125,22 +188,37 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	report, err := r.reportFor(ctx, app, cluster)
 	if err != nil {
-		return ctrl.Result{}, err
+		return desired{}, 0, err
 	}
-	if feedback.IsEmpty() && report == nil {
-		log.V(4).Info("Neither ManifestWork feedback nor an agent report for the Application yet")
-		return ctrl.Result{}, nil
-	}
-	agent, err := pullmodel.GetAgentAvailability(ctx, r.client, cluster)
+	agent, watched, err := r.agentOf(ctx, cluster)
 	if err != nil {
-		return ctrl.Result{}, err
+		return desired{}, 0, err
 	}
 	var reported *appsv1alpha1.ApplicationReportStatus
 	if report != nil {
 		reported = &report.Status
 	}
-	scalars, source := pullmodel.MergeScalars(feedback, reported, agent.Available)
-	return ctrl.Result{}, r.mirror(ctx, app, scalars, source, reported)
+	d := desired{report: reported}
+	d.scalars, d.source = pullmodel.MergeScalars(feedback, reported, agent.Available)
+	var requeue time.Duration
+	d.hubConditions, requeue = deliveryConditions(delivery{
+		cluster: cluster, work: mw, reported: report != nil, agent: agent, watched: watched,
+	}, r.reportGrace, r.now().Time)
+	return d, requeue, nil
+}
+
+// agentOf reads the availability of cluster's agent and its ApplicationsWatched condition
+// (nil when it has none) from its ManagedClusterAddOn.
+func (r *reconciler) agentOf(ctx context.Context, cluster string) (pullmodel.AgentAvailability, *metav1.Condition, error) {
+	mca := &addonv1alpha1.ManagedClusterAddOn{}
+	err := r.client.Get(ctx, types.NamespacedName{Namespace: cluster, Name: apps.AddonName}, mca)
+	if apierrors.IsNotFound(err) {
+		return pullmodel.AgentAvailabilityOf(nil), nil, nil
+	}
+	if err != nil {
+		return pullmodel.AgentAvailability{}, nil, fmt.Errorf("getting ManagedClusterAddOn %s/%s: %w", cluster, apps.AddonName, err)
+	}
+	return pullmodel.AgentAvailabilityOf(mca), meta.FindStatusCondition(mca.Status.Conditions, apps.ConditionApplicationsWatched), nil
 }
 
 // reportFor returns the agent's report of app in the cluster namespace, nil when there is
@@ -164,16 +242,20 @@ func (r *reconciler) reportFor(ctx context.Context, app *argov1alpha1.Applicatio
 	return newest, nil
 }
 
-// mirror merges the scalars and the report's details into the Application's status and
-// writes it when something changed: the controller's only write. The Application CRD has
-// no status subresource, so the write is a merge patch of the whole object carrying the
-// read resourceVersion (optimistic lock). Unlike an Update of the typed object, the patch
-// holds only the changed status fields, so fields of a newer Application CRD that this
-// version's types do not know are never dropped. On a conflict the Application is read
-// again from the API server and the status recomputed; never retried on the stale object.
-func (r *reconciler) mirror(ctx context.Context, cached *argov1alpha1.Application, scalars pullmodel.Scalars, source pullmodel.ScalarSource, report *appsv1alpha1.ApplicationReportStatus) error {
+// mirror merges the scalars, the report's details and the hub conditions into the
+// Application's status and writes it when something changed: the controller's only write.
+// The Application CRD has no status subresource, so the write is a merge patch of the
+// whole object carrying the read resourceVersion (optimistic lock). Unlike an Update of
+// the typed object, the patch holds only the changed status fields, so fields of a newer
+// Application CRD that this version's types do not know are never dropped. On a conflict
+// the Application is read again from the API server and the status recomputed; never
+// retried on the stale object. A hub condition the write adds is recorded as a Warning
+// Event: the write succeeded on the very version that did not have it, so each
+// appearance is recorded once.
+func (r *reconciler) mirror(ctx context.Context, cached *argov1alpha1.Application, want desired) error {
 	log := ctrl.LoggerFrom(ctx)
 	key := client.ObjectKeyFromObject(cached)
+	now := r.now()
 	attempt := 0
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		app := cached
@@ -185,19 +267,22 @@ func (r *reconciler) mirror(ctx context.Context, cached *argov1alpha1.Applicatio
 		}
 		attempt++
 		updated := app.DeepCopy()
-		scalarsChanged := mirrorScalars(&updated.Status, scalars, r.now())
-		detailsChanged := mirrorReportDetails(&updated.Status, report)
-		if !scalarsChanged && !detailsChanged {
+		scalarsChanged := mirrorScalars(&updated.Status, want.scalars, now)
+		detailsChanged := mirrorReportDetails(&updated.Status, want.report)
+		conditions, conditionsChanged := pullmodel.SetHubConditions(updated.Status.Conditions, pullmodel.AppStatusConditionTypes, want.hubConditions, now)
+		updated.Status.Conditions = conditions
+		if !scalarsChanged && !detailsChanged && !conditionsChanged {
 			log.V(4).Info("Application status already mirrors the spoke")
 			return nil
 		}
 		if err := r.client.Patch(ctx, updated, client.MergeFromWithOptions(app, client.MergeFromWithOptimisticLock{})); err != nil {
 			return err
 		}
-		log.V(2).Info("Mirrored the spoke's state into the Application status", "scalarsFrom", source,
+		log.V(2).Info("Mirrored the spoke's state into the Application status", "scalarsFrom", want.source,
 			"health", updated.Status.Health.Status, "sync", updated.Status.Sync.Status,
 			"revision", updated.Status.Sync.Revision, "operationPhase", operationPhase(updated),
 			"resources", len(updated.Status.Resources), "conditions", len(updated.Status.Conditions))
+		r.recordAppeared(updated, app.Status.Conditions, want.hubConditions)
 		return nil
 	})
 	if apierrors.IsNotFound(err) {
@@ -207,6 +292,17 @@ func (r *reconciler) mirror(ctx context.Context, cached *argov1alpha1.Applicatio
 		return fmt.Errorf("writing the status of Application %s: %w", key, err)
 	}
 	return nil
+}
+
+// recordAppeared records a Warning Event on app for each hub condition of want that
+// before did not have (same type and message).
+func (r *reconciler) recordAppeared(app *argov1alpha1.Application, before, want []argov1alpha1.ApplicationCondition) {
+	for _, c := range want {
+		if slices.ContainsFunc(before, func(b argov1alpha1.ApplicationCondition) bool { return b.Type == c.Type && b.Message == c.Message }) {
+			continue
+		}
+		r.recorder.Event(app, corev1.EventTypeWarning, c.Type, strings.TrimPrefix(c.Message, pullmodel.HubConditionPrefix))
+	}
 }
 
 func operationPhase(app *argov1alpha1.Application) string {

@@ -13,6 +13,7 @@ import (
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"github.com/argoproj/gitops-engine/pkg/health"
 	synccommon "github.com/argoproj/gitops-engine/pkg/sync/common"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -49,6 +50,28 @@ func (b *work) feedback(values ...workv1.FeedbackValue) *work {
 	b.w.Status.ResourceStatus.Manifests = []workv1.ManifestCondition{{
 		ResourceMeta:    workv1.ManifestResourceMeta{Group: "argoproj.io", Version: "v1alpha1", Kind: "Application", Resource: "applications", Name: b.w.Annotations[apps.AnnotationHubApplicationName], Namespace: "argocd"},
 		StatusFeedbacks: workv1.StatusFeedbackResult{Values: values},
+	}}
+	return b
+}
+
+// condition sets a condition of the work itself, as the work agent does.
+func (b *work) condition(t string, status metav1.ConditionStatus, message string, at metav1.Time) *work {
+	meta.SetStatusCondition(&b.w.Status.Conditions, metav1.Condition{Type: t, Status: status, Reason: t, Message: message, LastTransitionTime: at})
+	return b
+}
+
+// manifestCondition sets a condition of the Application manifest (call feedback first).
+func (b *work) manifestCondition(t string, status metav1.ConditionStatus, message string) *work {
+	m := &b.w.Status.ResourceStatus.Manifests[0]
+	meta.SetStatusCondition(&m.Conditions, metav1.Condition{Type: t, Status: status, Reason: t, Message: message, LastTransitionTime: started})
+	return b
+}
+
+// delivers sets the manifest config propagation writes: the Application's namespace and
+// name on the cluster.
+func (b *work) delivers(namespace, name string) *work {
+	b.w.Spec.ManifestConfigs = []workv1.ManifestConfigOption{{
+		ResourceIdentifier: workv1.ResourceIdentifier{Group: "argoproj.io", Resource: "applications", Namespace: namespace, Name: name},
 	}}
 	return b
 }
@@ -207,7 +230,7 @@ func TestReconcileConflict(t *testing.T) {
 			if err := c.Get(ctx, client.ObjectKeyFromObject(obj), other); err != nil {
 				return err
 			}
-			other.Status.Resources = []argov1alpha1.ResourceStatus{{Kind: "Deployment", Name: "guestbook-ui"}}
+			other.Operation = &argov1alpha1.Operation{Sync: &argov1alpha1.SyncOperation{Revision: "HEAD"}}
 			if err := c.Update(ctx, other); err != nil {
 				return err
 			}
@@ -231,16 +254,23 @@ func TestReconcileConflict(t *testing.T) {
 	if err := c.Get(context.Background(), client.ObjectKeyFromObject(app), got); err != nil {
 		t.Fatal(err)
 	}
-	if got.Status.Health.Status != health.HealthStatusHealthy || len(got.Status.Resources) != 1 {
-		t.Errorf("status = %+v, want health Healthy and the other writer's resources", got.Status)
+	if got.Status.Health.Status != health.HealthStatusHealthy || got.Operation == nil {
+		t.Errorf("status = %+v, operation %+v; want health Healthy and the other writer's operation", got.Status, got.Operation)
 	}
 }
 
 func TestFeedbackChangedPredicate(t *testing.T) {
-	base := newWork("guestbook-7c0e3", "c1", "guestbook").feedback(str(pullmodel.FeedbackHealthStatus, "Healthy")).obj()
+	appliedAt := metav1.NewTime(started.Add(time.Minute))
+	base := newWork("guestbook-7c0e3", "c1", "guestbook").feedback(str(pullmodel.FeedbackHealthStatus, "Healthy")).
+		condition(workv1.WorkApplied, metav1.ConditionTrue, "Apply manifest work complete", started).obj()
 	touched := base.DeepCopy()
 	touched.Annotations["example.com/touched"] = "yes"
-	touched.Status.Conditions = []metav1.Condition{{Type: workv1.WorkApplied, Status: metav1.ConditionTrue}}
+	touched.Status.Conditions[0].Message = "Apply manifest work complete (again)"
+	touched.Status.Conditions = append(touched.Status.Conditions, metav1.Condition{Type: workv1.WorkAvailable, Status: metav1.ConditionTrue, Message: "All resources are available"})
+	reapplied := base.DeepCopy()
+	reapplied.Status.Conditions[0].LastTransitionTime = appliedAt
+	failedApply := newWork("guestbook-7c0e3", "c1", "guestbook").feedback(str(pullmodel.FeedbackHealthStatus, "Healthy")).
+		condition(workv1.WorkApplied, metav1.ConditionFalse, "Failed to apply manifest work", started).obj()
 	changed := newWork("guestbook-7c0e3", "c1", "guestbook").feedback(str(pullmodel.FeedbackHealthStatus, "Progressing")).obj()
 	otherManifest := base.DeepCopy()
 	otherManifest.Status.ResourceStatus.Manifests = append(otherManifest.Status.ResourceStatus.Manifests, workv1.ManifestCondition{
@@ -255,6 +285,8 @@ func TestFeedbackChangedPredicate(t *testing.T) {
 		want     bool
 	}{
 		"identical feedback, other changes":   {old: base, new: touched, want: false},
+		"applied again later":                 {old: base, new: reapplied, want: true},
+		"no longer applied":                   {old: base, new: failedApply, want: true},
 		"feedback changed":                    {old: base, new: changed, want: true},
 		"another manifest's feedback changed": {old: base, new: otherManifest, want: false},
 		"hub annotations changed":             {old: base, new: retargeted, want: true},

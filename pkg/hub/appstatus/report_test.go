@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/builders"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
@@ -28,12 +29,15 @@ func TestMirrorReportDetails(t *testing.T) {
 	}}
 	wantConditions := []argov1alpha1.ApplicationCondition{{Type: "SyncError", Message: "Deployment guestbook-ui failed", LastTransitionTime: &started}}
 	withDetails := func(s argov1alpha1.ApplicationStatus, healthMessage, opMessage string) argov1alpha1.ApplicationStatus {
+		s = *s.DeepCopy()
 		s.Resources, s.Conditions, s.Health.Message = wantResources, wantConditions, healthMessage
 		if s.OperationState != nil && opMessage != "" {
 			s.OperationState.Message, s.OperationState.FinishedAt = opMessage, &later
 		}
 		return s
 	}
+	hubNotApplied := pullmodel.HubCondition(pullmodel.ConditionClusterApplyError, "not applied")
+	hubNotApplied.LastTransitionTime = &started
 	degradedFailed := newStatus().health(health.HealthStatusDegraded, &started).operation(synccommon.OperationFailed, started).obj()
 	tests := map[string]struct {
 		status      argov1alpha1.ApplicationStatus
@@ -41,9 +45,51 @@ func TestMirrorReportDetails(t *testing.T) {
 		want        argov1alpha1.ApplicationStatus
 		wantChanged bool
 	}{
-		"no report: nothing touched": {
-			status: newStatus().health(health.HealthStatusHealthy, &started).others().obj(),
-			want:   newStatus().health(health.HealthStatusHealthy, &started).others().obj(),
+		"no report and no details: nothing touched": {
+			status: newStatus().health(health.HealthStatusHealthy, &started).operation(synccommon.OperationSucceeded, started).obj(),
+			want:   newStatus().health(health.HealthStatusHealthy, &started).operation(synccommon.OperationSucceeded, started).obj(),
+		},
+		"report gone: its details go, the hub's conditions and the scalars stay": {
+			status: func() argov1alpha1.ApplicationStatus {
+				s := withDetails(degradedFailed, "0/1 ready", "failed to apply")
+				s.Conditions = append(s.Conditions, hubNotApplied)
+				return s
+			}(),
+			want: func() argov1alpha1.ApplicationStatus {
+				s := *degradedFailed.DeepCopy()
+				s.Conditions = []argov1alpha1.ApplicationCondition{hubNotApplied}
+				return s
+			}(),
+			wantChanged: true,
+		},
+		"new spoke conditions replace the old, the hub's stay after them": {
+			status: func() argov1alpha1.ApplicationStatus {
+				s := withDetails(degradedFailed, "0/1 ready", "failed to apply")
+				s.Conditions = []argov1alpha1.ApplicationCondition{{Type: "ComparisonError", Message: "old"}, hubNotApplied}
+				return s
+			}(),
+			report: failed,
+			want: func() argov1alpha1.ApplicationStatus {
+				s := withDetails(degradedFailed, "0/1 ready", "failed to apply")
+				s.Conditions = append(s.Conditions, hubNotApplied)
+				return s
+			}(),
+			wantChanged: true,
+		},
+		"the report describes an older operation: the shown one has none of its message and finish": {
+			status: func() argov1alpha1.ApplicationStatus {
+				s := withDetails(degradedFailed, "0/1 ready", "failed to apply")
+				s.OperationState.Phase, s.OperationState.StartedAt = synccommon.OperationRunning, now
+				return s
+			}(),
+			report: failed,
+			want: func() argov1alpha1.ApplicationStatus {
+				s := withDetails(degradedFailed, "0/1 ready", "")
+				s.OperationState.Phase, s.OperationState.StartedAt = synccommon.OperationRunning, now
+				s.OperationState.Message, s.OperationState.FinishedAt = "", nil
+				return s
+			}(),
+			wantChanged: true,
 		},
 		"report details fill the status of the same operation": {
 			status:      degradedFailed,

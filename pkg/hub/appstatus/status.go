@@ -80,44 +80,72 @@ func mergeOperationState(status *argov1alpha1.ApplicationStatus, fb pullmodel.Sc
 	return changed
 }
 
-// mirrorReportDetails writes what only the agent's report carries into status and reports
-// whether anything changed: the resources with their sync and health, the conditions, the
-// health message (only while the shown health is the reported one, it explains that
-// status) and the operation's message and finish time (only for the operation the report
-// describes). Call it after the scalars were merged.
+// mirrorReportDetails makes status show what only the agent's report carries, and
+// reports whether anything changed: the resources with their sync and health, the spoke's
+// conditions (pullmodel.SetSpokeConditions: the hub's stay), the health message (only
+// while the shown health is the reported one, it explains that status) and the
+// operation's message and finish time (only for the operation the report describes).
+// Without a report there are none of these: what a report that is gone said, or what it
+// said about another health or operation, is not left beside newer feedback that may
+// contradict it. Call it after the scalars were merged.
 func mirrorReportDetails(status *argov1alpha1.ApplicationStatus, rep *appsv1alpha1.ApplicationReportStatus) bool {
-	if rep == nil {
-		return false
+	var (
+		resources     []argov1alpha1.ResourceStatus
+		spoke         []argov1alpha1.ApplicationCondition
+		healthMessage string
+	)
+	if rep != nil {
+		resources = report.ToArgoResources(rep.Resources)
+		spoke = report.ToArgoConditions(rep.Conditions)
+		if string(status.Health.Status) == string(rep.Health.Status) {
+			healthMessage = rep.Health.Message
+		}
 	}
 	changed := false
-	resources := report.ToArgoResources(rep.Resources)
 	if !equality.Semantic.DeepEqual(status.Resources, resources) {
 		status.Resources = resources
 		changed = true
 	}
-	conditions := report.ToArgoConditions(rep.Conditions)
-	if !equality.Semantic.DeepEqual(status.Conditions, conditions) {
+	if conditions, ok := pullmodel.SetSpokeConditions(status.Conditions, spoke); ok {
 		status.Conditions = conditions
 		changed = true
-	}
-	healthMessage := ""
-	if string(status.Health.Status) == string(rep.Health.Status) {
-		healthMessage = rep.Health.Message
 	}
 	if status.Health.Message != healthMessage {
 		status.Health.Message = healthMessage
 		changed = true
 	}
-	if op, rop := status.OperationState, rep.OperationState; op != nil && rop != nil && sameOperation(op, rop) {
-		if op.Message != rop.Message {
-			op.Message = rop.Message
-			changed = true
-		}
-		if rop.FinishedAt != nil && (op.FinishedAt == nil || !sameSecond(op.FinishedAt.Time, rop.FinishedAt.Time)) {
-			t := *rop.FinishedAt
-			op.FinishedAt = &t
-			changed = true
-		}
+	if mirrorOperationDetails(status.OperationState, rep) {
+		changed = true
+	}
+	return changed
+}
+
+// mirrorOperationDetails makes op carry the report's message and finish time when the
+// report describes op, and neither otherwise; it reports whether that changed op.
+func mirrorOperationDetails(op *argov1alpha1.OperationState, rep *appsv1alpha1.ApplicationReportStatus) bool {
+	if op == nil {
+		return false
+	}
+	var (
+		message  string
+		finished *metav1.Time
+	)
+	if rep != nil && rep.OperationState != nil && sameOperation(op, rep.OperationState) {
+		message, finished = rep.OperationState.Message, rep.OperationState.FinishedAt
+	}
+	changed := false
+	if op.Message != message {
+		op.Message = message
+		changed = true
+	}
+	switch {
+	case finished == nil && op.FinishedAt != nil:
+		op.FinishedAt = nil
+		changed = true
+	case finished != nil && (op.FinishedAt == nil || !sameSecond(op.FinishedAt.Time, finished.Time)):
+		t := *finished
+		op.FinishedAt = &t
+		changed = true
 	}
 	return changed
 }

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	workv1 "open-cluster-management.io/api/work/v1"
@@ -39,7 +41,7 @@ func (r *reconciler) setupWithManager(mgr ctrl.Manager) error {
 		Watches(&appsv1alpha1.ApplicationStatusReport{}, handler.EnqueueRequestsFromMapFunc(mapReportToApplication),
 			builder.WithPredicates(pullmodel.ReportChangedPredicate())).
 		Watches(&addonv1alpha1.ManagedClusterAddOn{}, handler.EnqueueRequestsFromMapFunc(r.mapAddonToApplications),
-			builder.WithPredicates(pullmodel.AgentAvailabilityPredicate())).
+			builder.WithPredicates(predicate.Or(pullmodel.AgentAvailabilityPredicate(), watchedChanged()))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: maxConcurrentReconciles}).
 		Complete(r)
 	if err != nil {
@@ -98,14 +100,48 @@ func (r *reconciler) mapAddonToApplications(ctx context.Context, obj client.Obje
 }
 
 // workChanged lets a ManifestWork update through only when the Application manifest's
-// feedback, the hub annotations or the mark changed.
+// feedback, the hub annotations, the mark or what the delivery conditions read changed.
 func workChanged() predicate.Funcs {
 	return pullmodel.UpdatesWhere(func(oldMW, newMW *workv1.ManifestWork) bool {
 		oldKey, _ := pullmodel.HubApplication(oldMW)
 		newKey, _ := pullmodel.HubApplication(newMW)
 		return oldKey != newKey || pullmodel.IsMarked(oldMW) != pullmodel.IsMarked(newMW) ||
-			pullmodel.FeedbackChanged(oldMW, newMW)
+			pullmodel.FeedbackChanged(oldMW, newMW) || deliveryChanged(oldMW, newMW)
 	})
+}
+
+// deliveryChanged tells whether the delivery conditions (delivery.go) read something
+// different from the two versions of a ManifestWork: the apply or availability failure,
+// or when the work became Applied. The work agent rewrites its conditions' messages and
+// times far more often than these change.
+func deliveryChanged(oldMW, newMW *workv1.ManifestWork) bool {
+	oldFailure, _ := clusterApplyError(oldMW.Namespace, oldMW)
+	newFailure, _ := clusterApplyError(newMW.Namespace, newMW)
+	if oldFailure != newFailure {
+		return true
+	}
+	oldApplied := meta.FindStatusCondition(oldMW.Status.Conditions, workv1.WorkApplied)
+	newApplied := meta.FindStatusCondition(newMW.Status.Conditions, workv1.WorkApplied)
+	if (oldApplied == nil) != (newApplied == nil) {
+		return true
+	}
+	return oldApplied != nil && (oldApplied.Status != newApplied.Status || !oldApplied.LastTransitionTime.Equal(&newApplied.LastTransitionTime))
+}
+
+// watchedChanged lets an argocd-pull ManagedClusterAddOn's update through when its
+// agent's ApplicationsWatched condition changed, which a NotReportedError quotes.
+func watchedChanged() predicate.Predicate {
+	return predicate.And(
+		predicate.NewPredicateFuncs(func(obj client.Object) bool { return obj.GetName() == apps.AddonName }),
+		pullmodel.UpdatesWhere(func(oldMCA, newMCA *addonv1alpha1.ManagedClusterAddOn) bool {
+			oldCond := meta.FindStatusCondition(oldMCA.Status.Conditions, apps.ConditionApplicationsWatched)
+			newCond := meta.FindStatusCondition(newMCA.Status.Conditions, apps.ConditionApplicationsWatched)
+			if (oldCond == nil) != (newCond == nil) {
+				return true
+			}
+			return oldCond != nil && (oldCond.Status != newCond.Status || oldCond.Message != newCond.Message)
+		}),
+	)
 }
 
 // applicationChanged lets an Application update through when what this controller depends on

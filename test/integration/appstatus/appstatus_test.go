@@ -233,35 +233,36 @@ var _ = Describe("Application status from ManifestWork feedback", func() {
 		}).Should(Succeed())
 	})
 
-	It("preserves status fields the feedback does not carry", func(ctx context.Context) {
+	It("preserves status fields other writers own", func(ctx context.Context) {
 		cluster := newCluster(ctx)
 		app := createApplication(ctx, builders.Application(cluster+"-preserve").Pulled().Cluster(cluster).Build())
-		// Another writer (the agent report mirror, later) owns resources and conditions.
-		resources := []argov1alpha1.ResourceStatus{{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "guestbook", Name: "guestbook-ui",
-			Status: argov1alpha1.SyncStatusCodeSynced, Health: &argov1alpha1.HealthStatus{Status: health.HealthStatusHealthy}}}
-		conditions := []argov1alpha1.ApplicationCondition{{Type: argov1alpha1.ApplicationConditionSyncError, Message: "one or more objects failed to apply"}}
+		// Propagation owns its hub conditions; the Argo CD fields below nobody mirrors.
+		invalid := pullmodel.HubCondition(pullmodel.ConditionInvalidSpec, "annotation apps.open-cluster-management.io/destination-server is not a URL")
+		at := metav1.NewTime(time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC))
+		invalid.LastTransitionTime = &at
+		summary := argov1alpha1.ApplicationSummary{Images: []string{"gcr.io/heptio-images/ks-guestbook-demo:0.2"}}
 		Eventually(func(g Gomega) {
 			cur := getApp(ctx, g, app)
-			cur.Status.Resources = resources
-			cur.Status.Conditions = conditions
-			cur.Status.Health.Message = "all replicas ready"
+			cur.Status.Conditions = []argov1alpha1.ApplicationCondition{invalid}
+			cur.Status.SourceType = argov1alpha1.ApplicationSourceTypeDirectory
+			cur.Status.Summary = summary
 			g.Expect(k8s.Update(ctx, cur)).To(Succeed())
 		}).Should(Succeed())
 		mw := createManifestWork(ctx, app, cluster)
 
 		report(ctx, mw, synced, "")
 		cur := expectMirrored(ctx, app, synced)
-		Expect(cur.Status.Resources).To(Equal(resources))
-		Expect(cur.Status.Conditions).To(Equal(conditions))
-		Expect(cur.Status.Health.Message).To(Equal("all replicas ready"))
+		Expect(cur.Status.Conditions).To(HaveExactElements(HaveField("Message", invalid.Message)))
+		Expect(cur.Status.SourceType).To(Equal(argov1alpha1.ApplicationSourceTypeDirectory))
+		Expect(cur.Status.Summary).To(Equal(summary))
 		Expect(cur.Spec).To(Equal(app.Spec))
 
 		changed := synced
 		changed.health, changed.revision = "Degraded", "9a8b7c6"
 		report(ctx, mw, changed, "")
 		cur = expectMirrored(ctx, app, changed)
-		Expect(cur.Status.Resources).To(Equal(resources))
-		Expect(cur.Status.Conditions).To(Equal(conditions))
+		Expect(cur.Status.Conditions).To(HaveExactElements(HaveField("Message", invalid.Message)))
+		Expect(cur.Status.Summary).To(Equal(summary))
 	})
 
 	It("ignores a malformed start time and mirrors the other values", func(ctx context.Context) {

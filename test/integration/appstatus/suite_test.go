@@ -16,6 +16,9 @@ import (
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/suite"
 )
 
+// reportGracePeriod is the manager's --agent-report-grace-period here.
+const reportGracePeriod = 3 * time.Second
+
 var (
 	apiServer *framework.APIServer
 	scheme    *runtime.Scheme
@@ -39,8 +42,11 @@ var _ = BeforeSuite(func() {
 	// The manager talks to the API server through a transport that counts its writes to
 	// Applications, so tests can prove that unchanged feedback causes none.
 	cfg := writes.Wrap(apiServer.Config)
+	// A short grace period: specs see NotReportedError come without waiting a minute.
+	opts := manager.DefaultControllerOptions()
+	opts.AppStatus.ReportGracePeriod = reportGracePeriod
 	stopMgr, err = framework.RunManager(cfg, scheme, func(mgr ctrl.Manager) error {
-		return manager.SetupControllers(mgr, appstatus.ControllerName)
+		return manager.SetupControllersWith(mgr, opts, appstatus.ControllerName)
 	})
 	Expect(err).NotTo(HaveOccurred())
 })

@@ -58,18 +58,27 @@ type AppConditions struct {
 	Summary ReportSummary `json:"summary,omitempty"`
 
 	// Truncation is set when the report left out or shortened content to stay within its
-	// size bounds (about 1 MiB for any number of clusters). The summary always counts
-	// every cluster.
+	// size bounds (about 1 MiB for any number of clusters), or when the agents' reports it
+	// is built from left out resources. The summary always counts every cluster.
 	// +optional
 	Truncation *ReportTruncation `json:"truncation,omitempty"`
 }
 
-// ReportTruncation records what a MulticlusterApplicationSetReport left out to stay small.
+// ReportTruncation records what a MulticlusterApplicationSetReport left out to stay small,
+// and what the agents' reports it is built from left out.
 type ReportTruncation struct {
 	// OmittedResources is how many resources were left out of statuses.resources.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	OmittedResources int32 `json:"omittedResources,omitempty"`
+
+	// AgentOmittedResources is how many resources the agents' ApplicationStatusReports
+	// left out (at most 1,000 per Application and cluster; each report's
+	// status.truncation counts its own), summed over the clusters: statuses.resources,
+	// their union, can miss up to that many.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	AgentOmittedResources int32 `json:"agentOmittedResources,omitempty"`
 
 	// OmittedConditions is how many conditions were left out of cluster entries.
 	// +optional
@@ -158,9 +167,12 @@ type ClusterCondition struct {
 	// SyncRevision is the revision the Application is synced to.
 	// +optional
 	SyncRevision string `json:"syncRevision,omitempty"`
-	// Conditions are the Application's errors and warnings on this cluster. When the
-	// cluster's agent is not available, a condition of type AgentUnavailable says since
-	// when, and that the details may be stale.
+	// Conditions are the Application's errors and warnings on this cluster, errors
+	// first. The hub's own conditions of the hub Application say what keeps it from
+	// running before or without any report from the cluster (InvalidSpecError,
+	// DeliveryError, ClusterApplyError, NotReportedError; their messages start with
+	// "argocd-pull: "). When the cluster's agent is not available, a condition of type
+	// AgentUnavailable says since when, and that the details may be stale.
 	// +optional
 	Conditions []Condition `json:"conditions,omitempty"`
 
