@@ -34,6 +34,23 @@ type Inputs struct {
 	// HubConditions are the hub conditions (pullmodel.HubConditions) of the ApplicationSet's
 	// pulled hub Applications, by Application: what the hub says keeps each from running.
 	HubConditions map[types.NamespacedName][]argov1alpha1.ApplicationCondition
+	// Undelivered are the ApplicationSet's pulled hub Applications that have hub conditions
+	// and no ManifestWork (refused from the start: bad input, a target that does not
+	// exist, a work the hub would not take). Each gets an entry naming its target cluster,
+	// so the report shows why the ApplicationSet does not run there.
+	Undelivered []UndeliveredApplication
+}
+
+// UndeliveredApplication is a pulled hub Application with no ManifestWork.
+type UndeliveredApplication struct {
+	// Name is the hub Application's name (its namespace is the ApplicationSet's).
+	Name string
+	// Cluster is the cluster its annotation names (may be empty or not exist).
+	Cluster string
+	// Work is the name its ManifestWork would have (pullmodel.WorkName).
+	Work string
+	// Conditions are its hub conditions.
+	Conditions []argov1alpha1.ApplicationCondition
 }
 
 // reportKey identifies an Application on a cluster: the cluster and the hub Application.
@@ -80,6 +97,9 @@ func build(in Inputs) appsv1alpha1.AppConditions {
 				agentOmitted += t.OmittedResources
 			}
 		}
+	}
+	for _, u := range in.Undelivered {
+		entries = append(entries, undeliveredEntry(in.ApplicationSet.Namespace, u))
 	}
 	for _, h := range in.HubRendered {
 		entry, applied := hubRenderedEntry(in.ApplicationSet.Namespace, h)
@@ -171,6 +191,21 @@ func clusterEntry(appSetNamespace string, mw *workv1.ManifestWork, rep *appsv1al
 	return entry
 }
 
+// undeliveredEntry is the entry of an Application the hub never delivered: its target
+// cluster, the name its ManifestWork would have, and the hub's conditions saying why. It
+// has no sync or health, so it counts as neither synced nor healthy.
+func undeliveredEntry(appSetNamespace string, u UndeliveredApplication) appsv1alpha1.ClusterCondition {
+	entry := appsv1alpha1.ClusterCondition{
+		Cluster:  u.Cluster,
+		App:      fmt.Sprintf("%s/%s/%s/%s", appSetNamespace, u.Name, u.Cluster, u.Work),
+		Delivery: appsv1alpha1.DeliveryPull,
+	}
+	for _, c := range u.Conditions {
+		entry.Conditions = append(entry.Conditions, appsv1alpha1.Condition{Type: c.Type, Message: c.Message})
+	}
+	return entry
+}
+
 func agentUnavailableCondition(agent pullmodel.AgentAvailability) appsv1alpha1.Condition {
 	const stale = "sync and health come from the ManifestWork, other details may be stale."
 	if agent.Since == nil {
@@ -230,7 +265,9 @@ func summarize(entries []appsv1alpha1.ClusterCondition) appsv1alpha1.ReportSumma
 	clusters := map[string]struct{}{}
 	var synced, notSynced, healthy, notHealthy, inProgress int
 	for _, e := range entries {
-		clusters[e.Cluster] = struct{}{}
+		if e.Cluster != "" {
+			clusters[e.Cluster] = struct{}{}
+		}
 		if e.SyncStatus == string(appsv1alpha1.SyncStatusSynced) {
 			synced++
 		} else {

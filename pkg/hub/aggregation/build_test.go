@@ -26,8 +26,29 @@ func TestBuildMergesSources(t *testing.T) {
 		reports       []appsv1alpha1.ApplicationStatusReport
 		agents        map[string]pullmodel.AgentAvailability
 		hubConditions map[types.NamespacedName][]argov1alpha1.ApplicationCondition
+		undelivered   []UndeliveredApplication
 		want          appsv1alpha1.AppConditions
 	}{
+		"an Application the hub never delivered has an entry with the hub's reason, counted as neither synced nor healthy": {
+			works:  []workv1.ManifestWork{newWork("c1", "c1-guestbook").feedback("Healthy", "Synced", "", "", "").obj()},
+			agents: map[string]pullmodel.AgentAvailability{"c1": available()},
+			undelivered: []UndeliveredApplication{
+				{Name: "c2-guestbook", Cluster: "c2", Work: "c2-guestbook-9f8e7", Conditions: []argov1alpha1.ApplicationCondition{invalid}},
+				{Name: "guestbook-nowhere", Work: "guestbook-nowhere-1", Conditions: []argov1alpha1.ApplicationCondition{invalid}},
+			},
+			want: appsv1alpha1.AppConditions{
+				ClusterConditions: []appsv1alpha1.ClusterCondition{
+					{Cluster: "", App: "argocd/guestbook-nowhere//guestbook-nowhere-1", Delivery: appsv1alpha1.DeliveryPull,
+						Conditions: []appsv1alpha1.Condition{{Type: pullmodel.ConditionInvalidSpec, Message: invalid.Message}}},
+					{Cluster: "c1", App: "argocd/c1-guestbook/c1/c1-guestbook-1a2b3", SyncStatus: "Synced", HealthStatus: "Healthy",
+						AgentAvailable: ptr.To(true), Delivery: appsv1alpha1.DeliveryPull},
+					{Cluster: "c2", App: "argocd/c2-guestbook/c2/c2-guestbook-9f8e7", Delivery: appsv1alpha1.DeliveryPull,
+						Conditions: []appsv1alpha1.Condition{{Type: pullmodel.ConditionInvalidSpec, Message: invalid.Message}}},
+				},
+				// The entry without a cluster is not a cluster.
+				Summary: summary(2, 1, 2, 1, 2, 0),
+			},
+		},
 		"a work the cluster never applied: the hub Application's reason, nothing else known": {
 			works:         []workv1.ManifestWork{newWork("c1", "c1-guestbook").obj()},
 			agents:        map[string]pullmodel.AgentAvailability{"c1": available()},
@@ -184,7 +205,7 @@ func TestBuildMergesSources(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got := Build(Inputs{ApplicationSet: guestbook, Works: tc.works, Reports: tc.reports, Agents: tc.agents, HubConditions: tc.hubConditions}, DefaultLimits)
+			got := Build(Inputs{ApplicationSet: guestbook, Works: tc.works, Reports: tc.reports, Agents: tc.agents, HubConditions: tc.hubConditions, Undelivered: tc.undelivered}, DefaultLimits)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("report (-want +got):\n%s", diff)
 			}

@@ -102,7 +102,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if len(in.Works) == 0 && len(in.HubRendered) == 0 && current == nil {
+	if len(in.Works) == 0 && len(in.HubRendered) == 0 && len(in.Undelivered) == 0 && current == nil {
 		log.V(4).Info("ApplicationSet has no pulled or hub-rendered Applications; no report")
 		return ctrl.Result{}, nil
 	}
@@ -156,6 +156,7 @@ func (r *reconciler) inputs(ctx context.Context, key types.NamespacedName) (Inpu
 		return in, fmt.Errorf("listing Applications of ApplicationSet %s: %w", key, err)
 	}
 	in.HubConditions = hubConditionsOf(applications.Items)
+	in.Undelivered = undelivered(applications.Items, in.Works, in.HubConditions)
 	if err := r.hubRenderedInputs(ctx, applications.Items, &in); err != nil {
 		return in, err
 	}
@@ -179,12 +180,39 @@ func hubConditionsOf(applications []argov1alpha1.Application) map[types.Namespac
 	out := map[types.NamespacedName][]argov1alpha1.ApplicationCondition{}
 	for i := range applications {
 		app := &applications[i]
-		if !pullmodel.IsMarked(app) {
+		if !pulled(app) {
 			continue
 		}
 		if c := pullmodel.HubConditions(app.Status.Conditions); len(c) > 0 {
 			out[client.ObjectKeyFromObject(app)] = c
 		}
+	}
+	return out
+}
+
+// undelivered are those of applications with hub conditions and none of works.
+func undelivered(applications []argov1alpha1.Application, works []workv1.ManifestWork,
+	hubConditions map[types.NamespacedName][]argov1alpha1.ApplicationCondition) []UndeliveredApplication {
+	if len(hubConditions) == 0 {
+		return nil
+	}
+	delivered := make(map[types.NamespacedName]bool, len(works))
+	for i := range works {
+		if key, ok := pullmodel.HubApplication(&works[i]); ok {
+			delivered[key] = true
+		}
+	}
+	var out []UndeliveredApplication
+	for i := range applications {
+		app := &applications[i]
+		key := client.ObjectKeyFromObject(app)
+		conditions, ok := hubConditions[key]
+		if !ok || delivered[key] || !app.DeletionTimestamp.IsZero() {
+			continue
+		}
+		out = append(out, UndeliveredApplication{
+			Name: app.Name, Cluster: pullmodel.TargetCluster(app), Work: pullmodel.WorkName(app), Conditions: conditions,
+		})
 	}
 	return out
 }

@@ -231,7 +231,7 @@ func onlyDeletes() predicate.Funcs {
 // Application adds its hub conditions.
 func indexApplicationApplicationSet(obj client.Object) []string {
 	app, ok := obj.(*argov1alpha1.Application)
-	if !ok || (!isHubRenderedApplication(app) && !pullmodel.IsMarked(app)) {
+	if !ok || (!isHubRenderedApplication(app) && !pulled(app)) {
 		return nil
 	}
 	var keys []string
@@ -297,7 +297,7 @@ func hubRenderedApplicationChanged() predicate.TypedFuncs[*argov1alpha1.Applicat
 // mapPulledApplicationToApplicationSets maps a pulled Application to the ApplicationSets
 // that own it.
 func mapPulledApplicationToApplicationSets(_ context.Context, app *argov1alpha1.Application) []reconcile.Request {
-	if !pullmodel.IsMarked(app) {
+	if !pulled(app) {
 		return nil
 	}
 	var requests []reconcile.Request
@@ -308,24 +308,32 @@ func mapPulledApplicationToApplicationSets(_ context.Context, app *argov1alpha1.
 }
 
 // hubConditionsChanged lets a pulled Application's update through when its hub
-// conditions (type and message) changed; its creation when it has any, as on a restart.
+// conditions (type and message) changed; its creation and deletion when it has any (a
+// restart; an Application refused from the start has an entry of its own).
 // Everything else of a pulled Application reaches the report through its ManifestWork and
 // its agent's report.
 func hubConditionsChanged() predicate.TypedFuncs[*argov1alpha1.Application] {
+	hasHubConditions := func(app *argov1alpha1.Application) bool {
+		return pulled(app) && len(pullmodel.HubConditions(app.Status.Conditions)) > 0
+	}
 	return predicate.TypedFuncs[*argov1alpha1.Application]{
-		CreateFunc: func(e event.TypedCreateEvent[*argov1alpha1.Application]) bool {
-			return pullmodel.IsMarked(e.Object) && len(pullmodel.HubConditions(e.Object.Status.Conditions)) > 0
-		},
+		CreateFunc: func(e event.TypedCreateEvent[*argov1alpha1.Application]) bool { return hasHubConditions(e.Object) },
 		UpdateFunc: func(e event.TypedUpdateEvent[*argov1alpha1.Application]) bool {
-			if e.ObjectOld == nil || e.ObjectNew == nil || (!pullmodel.IsMarked(e.ObjectOld) && !pullmodel.IsMarked(e.ObjectNew)) {
+			if e.ObjectOld == nil || e.ObjectNew == nil || (!pulled(e.ObjectOld) && !pulled(e.ObjectNew)) {
 				return false
 			}
 			return !slices.EqualFunc(pullmodel.HubConditions(e.ObjectOld.Status.Conditions), pullmodel.HubConditions(e.ObjectNew.Status.Conditions),
 				func(a, b argov1alpha1.ApplicationCondition) bool { return a.Type == b.Type && a.Message == b.Message })
 		},
-		DeleteFunc:  func(event.TypedDeleteEvent[*argov1alpha1.Application]) bool { return false },
+		DeleteFunc:  func(e event.TypedDeleteEvent[*argov1alpha1.Application]) bool { return hasHubConditions(e.Object) },
 		GenericFunc: func(event.TypedGenericEvent[*argov1alpha1.Application]) bool { return false },
 	}
+}
+
+// pulled tells whether app is a pulled Application for the report: marked, or refused
+// by the hub (its pull label invalid, say) and saying why in hub conditions.
+func pulled(app *argov1alpha1.Application) bool {
+	return pullmodel.IsMarked(app) || len(pullmodel.HubConditions(app.Status.Conditions)) > 0
 }
 
 // mapHubRenderedWorkToApplicationSets maps a hub-rendered ManifestWork to the

@@ -93,6 +93,37 @@ var _ = Describe("MulticlusterApplicationSetReport: why an Application does not 
 		}).Should(Succeed())
 	})
 
+	It("has an entry for an Application the hub never delivered, with the hub's reason, until it is deleted", func(ctx context.Context) {
+		c1, c2 := newCluster(ctx), newCluster(ctx)
+		appSet := createApplicationSet(ctx, "refused-"+c1)
+		fine := createApplication(ctx, c1+"-refused", c1, appSet)
+		setFeedback(ctx, createManifestWork(ctx, fine), healthy, "")
+		refused := createApplication(ctx, c2+"-refused", c2, appSet)
+
+		By("propagation refuses the second Application from the start: no ManifestWork, a hub condition")
+		invalid := pullmodel.HubCondition(pullmodel.ConditionInvalidSpec, `label apps.open-cluster-management.io/pull-to-ocm-managed-cluster="True" is not "true" or "false"`)
+		at := metav1.NewTime(time.Now().Truncate(time.Second))
+		invalid.LastTransitionTime = &at
+		setHubConditions(ctx, refused, invalid)
+		Eventually(func(g Gomega) {
+			report := getReport(ctx, g, appSet)
+			e := entryOf(g, report, refused)
+			g.Expect(e.Conditions).To(HaveExactElements(appsv1alpha1.Condition{Type: pullmodel.ConditionInvalidSpec, Message: invalid.Message}))
+			g.Expect(e.SyncStatus).To(BeEmpty())
+			g.Expect(report.Statuses.Summary.Clusters).To(Equal("2"))
+			g.Expect(report.Statuses.Summary.Healthy).To(Equal("1"))
+			g.Expect(report.Statuses.Summary.NotHealthy).To(Equal("1"))
+		}).Should(Succeed())
+
+		By("the refused Application is deleted: its entry goes")
+		Expect(k8s.Delete(ctx, refused)).To(Succeed())
+		Eventually(func(g Gomega) {
+			report := getReport(ctx, g, appSet)
+			g.Expect(report.Statuses.ClusterConditions).To(HaveLen(1))
+			g.Expect(report.Statuses.Summary.Clusters).To(Equal("1"))
+		}).Should(Succeed())
+	})
+
 	It("says in statuses.truncation how many resources the agents' reports left out", func(ctx context.Context) {
 		c1 := newCluster(ctx)
 		appSet := createApplicationSet(ctx, "large-"+c1)

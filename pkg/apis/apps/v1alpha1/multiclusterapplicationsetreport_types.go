@@ -156,6 +156,8 @@ type ClusterCondition struct {
 	// +optional
 	HealthStatus string `json:"healthStatus,omitempty"`
 	// App is "<appset namespace>/<hub application name>/<ManifestWork namespace>/<ManifestWork name>".
+	// An Application the hub refused to deliver has an entry too: its target cluster, the
+	// name its ManifestWork would have, no sync or health, and the hub's conditions saying why.
 	// +optional
 	App string `json:"app,omitempty"`
 	// OperationStatePhase is the phase of the last sync operation.
