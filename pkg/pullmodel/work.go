@@ -81,16 +81,22 @@ func WorksOf(ctx context.Context, c client.Reader, key types.NamespacedName, opt
 }
 
 // CurrentWork picks, of the ManifestWorks of app, the one that speaks for it. Normally
-// there is one; while a work is replaced (the Application was recreated with a new UID)
-// there may briefly be two, and the one named for app (WorkName), then one not being
-// deleted, then the newest, then the first by name wins. Nil when works is empty.
+// there is one; while a work is replaced (the Application was recreated with a new UID,
+// or retargeted) there may briefly be two, and one in the target cluster's namespace,
+// then the one named for app (WorkName), then one not being deleted, then the newest,
+// then the first by name wins. A work in another namespace still speaks for app while
+// it is the only one: the last good delivery, kept while app's target is invalid. Nil
+// when works is empty.
 func CurrentWork(app *argov1alpha1.Application, works []workv1.ManifestWork) *workv1.ManifestWork {
 	if len(works) == 0 {
 		return nil
 	}
-	name := WorkName(app)
+	name, cluster := WorkName(app), TargetCluster(app)
 	rank := func(w *workv1.ManifestWork) int {
 		score := 0
+		if w.Namespace == cluster {
+			score += 4
+		}
 		if w.Name == name {
 			score += 2
 		}

@@ -86,6 +86,19 @@ func TestCurrentWork(t *testing.T) {
 			},
 			want: WorkName(long),
 		},
+		"the target cluster's wins over the kept one elsewhere (a valid retarget, the old not gone yet)": {
+			app: app,
+			works: []workv1.ManifestWork{
+				inNamespace(workOf("guestbook-7c0e3", "guestbook", t0, false), "c0"),
+				workOf("guestbook-7c0e3", "guestbook", t0, false),
+			},
+			want: "c1/guestbook-7c0e3",
+		},
+		"the only one, in a cluster the Application no longer names (its target invalid), still speaks for it": {
+			app:   app,
+			works: []workv1.ManifestWork{inNamespace(workOf("guestbook-7c0e3", "guestbook", t0, false), "c0")},
+			want:  "c0/guestbook-7c0e3",
+		},
 		"one not being deleted wins": {
 			app: app,
 			works: []workv1.ManifestWork{
@@ -117,6 +130,9 @@ func TestCurrentWork(t *testing.T) {
 			gotName := ""
 			if got != nil {
 				gotName = got.Name
+				if strings.Contains(tc.want, "/") {
+					gotName = got.Namespace + "/" + got.Name
+				}
 			}
 			if gotName != tc.want {
 				t.Errorf("CurrentWork = %q, want %q", gotName, tc.want)
@@ -181,4 +197,9 @@ func TestOwningApplicationSets(t *testing.T) {
 	if len(got) != 1 || got[0] != (types.NamespacedName{Namespace: "argocd", Name: "guestbook"}) {
 		t.Errorf("OwningApplicationSets = %v, want [argocd/guestbook]", got)
 	}
+}
+
+func inNamespace(w workv1.ManifestWork, namespace string) workv1.ManifestWork {
+	w.Namespace = namespace
+	return w
 }

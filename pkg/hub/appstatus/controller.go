@@ -132,13 +132,9 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !app.DeletionTimestamp.IsZero() || !pullmodel.IsMarked(app) {
 		return ctrl.Result{}, nil
 	}
-	cluster := pullmodel.TargetCluster(app)
-	if cluster == "" {
-		log.V(4).Info("Application has no target cluster; nothing to mirror")
-		return ctrl.Result{}, nil
-	}
-
-	works, err := pullmodel.WorksOf(ctx, r.client, req.NamespacedName, client.InNamespace(cluster))
+	// Every namespace: while the Application's target is invalid (propagation keeps its
+	// last good ManifestWork), that work, wherever it is, still says what runs.
+	works, err := pullmodel.WorksOf(ctx, r.client, req.NamespacedName)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -149,7 +145,9 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		want    desired
 		requeue time.Duration
 	)
+	cluster := pullmodel.TargetCluster(app)
 	if mw := pullmodel.CurrentWork(app, works); mw != nil {
+		cluster = mw.Namespace
 		log = log.WithValues("manifestWork", klog.KObj(mw))
 		ctx = ctrl.LoggerInto(ctx, log)
 		if want, requeue, err = r.desiredFor(ctx, app, cluster, mw); err != nil {

@@ -177,9 +177,17 @@ func TestReconcile(t *testing.T) {
 			}(),
 			works: []client.Object{newWork("guestbook-7c0e3", "c1", "guestbook").feedback(feedback...).obj()},
 		},
-		"no target cluster": {
-			app:   hubApplication("guestbook").Build(),
-			works: []client.Object{newWork("guestbook-7c0e3", "c1", "guestbook").feedback(feedback...).obj()},
+		// Propagation keeps the last good ManifestWork while the target is invalid: what
+		// runs on c1 still shows on the hub.
+		"no target cluster: the kept ManifestWork still speaks": {
+			app:          hubApplication("guestbook").Build(),
+			works:        []client.Object{newWork("guestbook-7c0e3", "c1", "guestbook").feedback(feedback...).obj()},
+			wantMirrored: true, wantPatches: 1,
+		},
+		"retargeted to a cluster with no ManifestWork yet: the kept one on the old cluster still speaks": {
+			app:          hubApplication("guestbook").Cluster("c2").Build(),
+			works:        []client.Object{newWork("guestbook-7c0e3", "c1", "guestbook").feedback(feedback...).obj()},
+			wantMirrored: true, wantPatches: 1,
 		},
 	}
 	for name, tc := range tests {
