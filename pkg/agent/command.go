@@ -41,6 +41,8 @@ type Options struct {
 	ManagedConfig *rest.Config
 	// CoalesceWindow overrides DefaultCoalesceWindow when not zero.
 	CoalesceWindow time.Duration
+	// ReportFailureGrace overrides DefaultReportFailureGrace when not zero.
+	ReportFailureGrace time.Duration
 }
 
 // NewOptions returns the agent's defaults. Its ports differ from the manager's so both
@@ -117,4 +119,11 @@ func (o *Options) Run(ctx context.Context) error {
 		return err
 	}
 	return a.run(ctx)
+}
+
+func (o *Options) reportFailureGrace() time.Duration {
+	if o.ReportFailureGrace > 0 {
+		return o.ReportFailureGrace
+	}
+	return DefaultReportFailureGrace
 }
