@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -123,7 +124,7 @@ func (h *healthChecks) reportsWritten() bool {
 		}
 	} else if !h.writesFailing.Swap(true) {
 		log.V(2).Info("Not renewing the addon lease: the hub has refused every report write",
-			"since", failingSince, "lastError", lastErr.Error())
+			"since", failingSince, "lastError", fmt.Sprint(lastErr))
 	}
 	return healthy
 }

@@ -39,7 +39,7 @@ func resourceHealthSpecs() {
 			HaveField("Status", metav1.ConditionTrue),
 			HaveField("Reason", apps.ReasonResourceHealthPersisted),
 			HaveField("Message", "Argo CD keeps per-resource health in the Applications: reports carry each resource's health.")))
-		Expect(addonCondition()).To(HaveField("Status", metav1.ConditionTrue), "ApplicationsWatched, written in the same patch")
+		Expect(addonCondition()).To(HaveField("Status", metav1.ConditionTrue), "ApplicationsWatched, beside it")
 	})
 
 	It("says False, and how to turn persistence on, once one shows Argo CD keeps it in the resource tree", func() {
