@@ -115,7 +115,7 @@ func newAgent(o *Options) (*agent, error) {
 		return nil, fmt.Errorf("creating the managed-cluster client: %w", err)
 	}
 	owner := newAddonOwner(a.hub.GetAPIReader(), o.ClusterName)
-	a.health = newHealthChecks(a.mgr.GetCache(), a.hub.GetCache(), a.hub.GetAPIReader(), o.ClusterName, owner)
+	a.health = newHealthChecks(a.mgr.GetCache(), a.hub.GetCache(), a.hub.GetAPIReader(), o.ClusterName, owner, o.reportFailureGrace())
 	leaseUpdater := a.health.leaseUpdater(kube, o.AddonNamespace)
 	if err := a.mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		leaseUpdater.Start(ctx)
@@ -124,7 +124,7 @@ func newAgent(o *Options) (*agent, error) {
 		return nil, fmt.Errorf("adding the lease updater: %w", err)
 	}
 
-	reports := newReportReconciler(a.mgr.GetClient(), a.hub, o.ClusterName, owner, a.namespaces)
+	reports := newReportReconciler(a.mgr.GetClient(), a.hub, o.ClusterName, owner, a.namespaces, a.health.writes)
 	var once sync.Once
 	var startErr error
 	a.startReports = func() error {
@@ -138,6 +138,7 @@ func newAgent(o *Options) (*agent, error) {
 		clusterName:  o.ClusterName,
 		namespaces:   a.namespaces,
 		startReports: a.startReports,
+		healthSource: reports.healthSources,
 	}
 	if err := env.setupWithManager(a.mgr); err != nil {
 		return nil, err

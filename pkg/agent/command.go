@@ -41,6 +41,8 @@ type Options struct {
 	ManagedConfig *rest.Config
 	// CoalesceWindow overrides DefaultCoalesceWindow when not zero.
 	CoalesceWindow time.Duration
+	// ReportFailureGrace overrides DefaultReportFailureGrace when not zero.
+	ReportFailureGrace time.Duration
 }
 
 // NewOptions returns the agent's defaults. Its ports differ from the manager's so both
@@ -65,7 +67,9 @@ The agent watches the Argo CD Applications of --watch-namespaces on the managed 
 named by --kubeconfig (or its in-cluster service account). For every Application pulled
 from the hub it keeps one ApplicationStatusReport in the namespace --cluster-name on the
 hub named by --hub-kubeconfig, renews the addon Lease in --addon-namespace while reports
-flow, and says on its ManagedClusterAddOn when Argo CD or a watched namespace is missing.
+flow (the hub answers and takes its writes), and says on its ManagedClusterAddOn which
+namespaces it watches, when Argo CD or a watched namespace is missing, and whether Argo CD
+keeps per-resource health in the Applications.
 It serves /healthz and /readyz on --health-probe-bind-address and Prometheus metrics on
 --metrics-bind-address, and stops cleanly on SIGTERM.`,
 		Args: cobra.NoArgs,
@@ -117,4 +121,11 @@ func (o *Options) Run(ctx context.Context) error {
 		return err
 	}
 	return a.run(ctx)
+}
+
+func (o *Options) reportFailureGrace() time.Duration {
+	if o.ReportFailureGrace > 0 {
+		return o.ReportFailureGrace
+	}
+	return DefaultReportFailureGrace
 }

@@ -32,12 +32,14 @@ import (
 const recheckAfter = 5 * time.Minute
 
 // environmentRequest is the one request of the environment controller: everything it
-// looks at is summed up in one condition.
+// looks at is summed up in the ManagedClusterAddOn's conditions, written together.
 var environmentRequest = reconcile.Request{NamespacedName: types.NamespacedName{Name: "environment"}}
 
 // environmentReconciler watches for Argo CD's Application CRD and the watched
 // namespaces, starts the report controller once the CRD is established, and tells the
-// user on the agent's ManagedClusterAddOn what is missing.
+// user on the agent's ManagedClusterAddOn what is missing and whether Argo CD keeps
+// per-resource health where reports can carry it. It is the one writer of the agent's
+// ManagedClusterAddOn conditions.
 type environmentReconciler struct {
 	managed      client.Reader
 	hubReader    client.Reader
@@ -45,6 +47,8 @@ type environmentReconciler struct {
 	clusterName  string
 	namespaces   []string
 	startReports func() error
+	// healthSource is the report controller's: a change of its condition is an event.
+	healthSource *resourceHealthSources
 }
 
 func (r *environmentReconciler) setupWithManager(mgr ctrl.Manager) error {
@@ -66,6 +70,7 @@ func (r *environmentReconciler) setupWithManager(mgr ctrl.Manager) error {
 		})).
 		Watches(&apiextensionsv1.CustomResourceDefinition{}, toEnvironment).
 		Watches(&corev1.Namespace{}, toEnvironment).
+		WatchesRawSource(source.Channel(r.healthSource.changed, toEnvironment)).
 		Complete(r)
 	if err != nil {
 		return fmt.Errorf("creating the environment controller: %w", err)
@@ -73,7 +78,7 @@ func (r *environmentReconciler) setupWithManager(mgr ctrl.Manager) error {
 	return nil
 }
 
-// Reconcile starts reporting when Argo CD is there and keeps the condition current.
+// Reconcile starts reporting when Argo CD is there and keeps the conditions current.
 func (r *environmentReconciler) Reconcile(ctx context.Context, _ reconcile.Request) (ctrl.Result, error) {
 	log := ctrl.LoggerFrom(ctx)
 	installed, err := r.argoCDInstalled(ctx)
@@ -89,8 +94,14 @@ func (r *environmentReconciler) Reconcile(ctx context.Context, _ reconcile.Reque
 			return ctrl.Result{}, err
 		}
 	}
-	cond := applicationsWatchedCondition(installed, missing)
-	if err := r.setCondition(ctx, cond); err != nil {
+	cond := applicationsWatchedCondition(installed, missing, r.namespaces)
+	conds := []metav1.Condition{cond}
+	// Absent until a reconciled Application told: the last one written stays meanwhile
+	// (after a restart, or once every Application is gone), as the setting does.
+	if health := r.healthSource.condition(); health != nil {
+		conds = append(conds, *health)
+	}
+	if err := r.setConditions(ctx, conds...); err != nil {
 		return ctrl.Result{}, err
 	}
 	if cond.Status != metav1.ConditionTrue {
@@ -139,8 +150,10 @@ func (r *environmentReconciler) missingNamespaces(ctx context.Context) ([]string
 }
 
 // applicationsWatchedCondition is the ManagedClusterAddOn condition for what is there.
-// Argo CD missing comes first: without it no namespace matters.
-func applicationsWatchedCondition(installed bool, missing []string) metav1.Condition {
+// Argo CD missing comes first: without it no namespace matters. When True, its message
+// names the watched namespaces: the hub quotes it when a delivered Application is never
+// reported, typically because it went to a namespace not among them.
+func applicationsWatchedCondition(installed bool, missing, watched []string) metav1.Condition {
 	cond := metav1.Condition{Type: apps.ConditionApplicationsWatched}
 	switch {
 	case !installed:
@@ -153,28 +166,36 @@ func applicationsWatchedCondition(installed bool, missing []string) metav1.Condi
 			"Their Applications are reported as soon as they exist.", strings.Join(missing, ", "))
 	default:
 		cond.Status, cond.Reason = metav1.ConditionTrue, apps.ReasonApplicationsWatched
-		cond.Message = "Argo CD Applications are watched and reported."
+		cond.Message = fmt.Sprintf("Watching Argo CD Applications in %s.", namespaceList(watched))
 	}
 	return cond
 }
 
-// setCondition patches the condition onto the ManagedClusterAddOn's status when it
-// changed, with an optimistic lock so the conditions other components keep there are
-// never overwritten by a stale copy; a conflict is retried through the queue.
-func (r *environmentReconciler) setCondition(ctx context.Context, cond metav1.Condition) error {
+// setConditions patches the conditions onto the ManagedClusterAddOn's status in one
+// write when any changed, with an optimistic lock so the conditions other components
+// keep there are never overwritten by a stale copy; a conflict is retried through the queue.
+func (r *environmentReconciler) setConditions(ctx context.Context, conds ...metav1.Condition) error {
 	mca := &addonv1alpha1.ManagedClusterAddOn{}
 	key := types.NamespacedName{Namespace: r.clusterName, Name: apps.AddonName}
 	if err := r.hubReader.Get(ctx, key, mca); err != nil {
 		return fmt.Errorf("reading ManagedClusterAddOn %s on the hub: %w", key, err)
 	}
 	before := mca.DeepCopy()
-	cond.ObservedGeneration = mca.Generation
-	if !meta.SetStatusCondition(&mca.Status.Conditions, cond) {
+	var changed []metav1.Condition
+	for _, cond := range conds {
+		cond.ObservedGeneration = mca.Generation
+		if meta.SetStatusCondition(&mca.Status.Conditions, cond) {
+			changed = append(changed, cond)
+		}
+	}
+	if len(changed) == 0 {
 		return nil
 	}
 	if err := r.hubWriter.Status().Patch(ctx, mca, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
-		return fmt.Errorf("setting condition %s on ManagedClusterAddOn %s: %w", cond.Type, key, err)
+		return fmt.Errorf("setting the conditions of ManagedClusterAddOn %s: %w", key, err)
 	}
-	ctrl.LoggerFrom(ctx).V(2).Info("ManagedClusterAddOn condition changed", "type", cond.Type, "status", cond.Status, "reason", cond.Reason)
+	for _, cond := range changed {
+		ctrl.LoggerFrom(ctx).V(2).Info("ManagedClusterAddOn condition changed", "type", cond.Type, "status", cond.Status, "reason", cond.Reason)
+	}
 	return nil
 }

@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -24,9 +26,22 @@ const (
 	hubCheckTimeout       = 10 * time.Second
 )
 
+// DefaultReportFailureGrace is how long the agent's report writes may all fail before it
+// stops renewing its addon lease.
+//
+// It is a time, not a number of failures: how many writes fail in a minute depends on how
+// many Applications changed, not on how long the hub has refused them. It is
+// retryMaxDelay, the longest a failed write waits for its retry, so a streak this long
+// means every write that failed was retried at least once and failed again; a blip (an
+// API server restarting, a webhook timing out) is over by then. It need not be longer:
+// one withheld renewal does not make the agent unavailable, the registration agent first
+// waits five lease durations (5 minutes) without a renewal. So the hub stops trusting the
+// agent's reports some 2 + 1 + 5 minutes after it started refusing them.
+const DefaultReportFailureGrace = retryMaxDelay
+
 // healthChecks gate the addon Lease: it is renewed only while the agent's informers are
-// synced and the hub answers the agent's own credentials, so the ManagedClusterAddOn's
-// Available condition means "reports flow", not merely "the pod runs".
+// synced, the hub answers the agent's own credentials and takes its report writes, so the
+// ManagedClusterAddOn's Available condition means "reports flow", not merely "the pod runs".
 type healthChecks struct {
 	managed  cache.Cache
 	hubCache cache.Cache
@@ -35,19 +50,26 @@ type healthChecks struct {
 	clusterName string
 	// owner learns the ManagedClusterAddOn the hub check reads.
 	owner *addonOwner
-	// hubDown remembers the last hub check, so only changes are logged.
-	hubDown atomic.Bool
+	// writes follows the report writes, which the report controller records.
+	writes *reportWriteHealth
+	// hubDown and writesFailing remember the last hub and reports checks, so only changes
+	// are logged.
+	hubDown       atomic.Bool
+	writesFailing atomic.Bool
 }
 
-func newHealthChecks(managed, hubCache cache.Cache, hubReader client.Reader, clusterName string, owner *addonOwner) *healthChecks {
-	return &healthChecks{managed: managed, hubCache: hubCache, hubReader: hubReader, clusterName: clusterName, owner: owner}
+func newHealthChecks(managed, hubCache cache.Cache, hubReader client.Reader, clusterName string, owner *addonOwner, reportFailureGrace time.Duration) *healthChecks {
+	return &healthChecks{managed: managed, hubCache: hubCache, hubReader: hubReader, clusterName: clusterName, owner: owner,
+		writes: newReportWriteHealth(reportFailureGrace, time.Now)}
 }
 
 // leaseUpdater is addon-framework's lease updater for the addon Lease in namespace, gated
-// by the checks in this order: the hub check second, so it is not spent while the
-// informers cannot serve reports anyway (the framework stops at the first that fails).
+// by the checks in this order (the framework stops at the first that fails): the hub
+// check after the informers, so it is not spent while the informers cannot serve reports
+// anyway; the reports check last, so that when the hub is unreachable, which fails the
+// writes too, the metric names the hub.
 func (h *healthChecks) leaseUpdater(kube kubernetes.Interface, namespace string) lease.LeaseUpdater {
-	return lease.NewLeaseUpdater(kube, apps.AddonName, namespace, h.cachesSynced, h.hubWorks)
+	return lease.NewLeaseUpdater(kube, apps.AddonName, namespace, h.cachesSynced, h.hubWorks, h.reportsWritten)
 }
 
 // cachesSynced is true when every informer of both caches has synced.
@@ -85,4 +107,86 @@ func (h *healthChecks) hubWorks() bool {
 		}
 	}
 	return works
+}
+
+// reportsWritten is false when the hub has refused every report write for longer than the
+// grace (reportWriteHealth says when), whatever the reason: RBAC, an admission policy or
+// a quota refusing them, an invalid report. The hub then stops trusting the reports it
+// holds, which no longer follow the cluster.
+func (h *healthChecks) reportsWritten() bool {
+	failingSince, lastErr := h.writes.failing()
+	healthy := failingSince.IsZero()
+	countLeaseCheck(leaseCheckReports, healthy)
+	log := ctrl.Log.WithName("agent").WithName("lease")
+	if healthy {
+		if h.writesFailing.Swap(false) {
+			log.V(2).Info("The hub takes report writes again: renewing the addon lease")
+		}
+	} else if !h.writesFailing.Swap(true) {
+		log.V(2).Info("Not renewing the addon lease: the hub has refused every report write",
+			"since", failingSince, "lastError", fmt.Sprint(lastErr))
+	}
+	return healthy
+}
+
+// reportWriteHealth follows the report controller's writes to the hub (applies and
+// deletes). Writes are failing once one failed after the last that succeeded, for as
+// long as a write that failed has not been retried successfully. They count against the
+// lease only after the grace. An idle agent, with nothing to write, is healthy; so is
+// one whose failing Application went away (its reconcile then ends without a write).
+type reportWriteHealth struct {
+	grace time.Duration
+	now   func() time.Time
+
+	mu sync.Mutex
+	// streakStart is the first failure after the last success; zero when none.
+	streakStart time.Time
+	// pending are the reports whose last write failed and that are still being retried.
+	pending map[string]bool
+	lastErr error
+}
+
+func newReportWriteHealth(grace time.Duration, now func() time.Time) *reportWriteHealth {
+	return &reportWriteHealth{grace: grace, now: now, pending: map[string]bool{}}
+}
+
+// succeeded records a write of the report name the hub took.
+func (w *reportWriteHealth) succeeded(name string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.pending, name)
+	w.streakStart, w.lastErr = time.Time{}, nil
+}
+
+// failed records a write of the report name that failed; the report controller retries it.
+func (w *reportWriteHealth) failed(name string, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.pending[name] = true
+	w.lastErr = err
+	if w.streakStart.IsZero() {
+		w.streakStart = w.now()
+	}
+}
+
+// settled records that a reconcile of the report name ended without a failed write: it
+// wrote, or had nothing (left) to write. No retry follows, so its failure is over.
+func (w *reportWriteHealth) settled(name string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.pending, name)
+	if len(w.pending) == 0 {
+		w.streakStart, w.lastErr = time.Time{}, nil
+	}
+}
+
+// failing returns when the writes started failing and the last error, once they have
+// failed for longer than the grace; a zero time otherwise.
+func (w *reportWriteHealth) failing() (time.Time, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.streakStart.IsZero() || w.now().Sub(w.streakStart) <= w.grace {
+		return time.Time{}, nil
+	}
+	return w.streakStart, w.lastErr
 }

@@ -177,9 +177,114 @@ func TestCachesSynced(t *testing.T) {
 	}
 }
 
+// fakeClock is a clock the test moves.
+type fakeClock struct{ now time.Time }
+
+func (c *fakeClock) Now() time.Time          { return c.now }
+func (c *fakeClock) advance(d time.Duration) { c.now = c.now.Add(d) }
+
+// TestReportWriteHealth: which histories of report writes count against the lease. Each
+// step happens a given time after the previous one; the grace is two minutes.
+func TestReportWriteHealth(t *testing.T) {
+	refused := errors.New(`admission webhook denied the request: reports are frozen`)
+	type step struct {
+		after time.Duration
+		// op is "ok", "fail" or "settled" (the reconcile ended without a failed write).
+		op, report string
+	}
+	tests := map[string]struct {
+		steps       []step
+		wantFailing bool
+	}{
+		"idle: nothing written": {},
+		"every write succeeds": {
+			steps: []step{{0, "ok", "a"}, {10 * time.Minute, "ok", "b"}}},
+		"one write refused, within the grace": {
+			steps: []step{{0, "ok", "a"}, {time.Minute, "fail", "a"}, {time.Minute, "fail", "a"}}},
+		"every write refused for longer than the grace": {
+			steps:       []step{{0, "ok", "a"}, {time.Minute, "fail", "a"}, {time.Minute, "fail", "b"}, {time.Minute + time.Second, "fail", "a"}},
+			wantFailing: true},
+		// The grace runs from the first failure, not from the last success: an agent idle
+		// for an hour whose first write is refused gets the whole grace.
+		"refused after a long idle time, within the grace": {
+			steps: []step{{0, "ok", "a"}, {time.Hour, "fail", "a"}, {time.Minute, "fail", "a"}}},
+		"refused, then written: the streak is over": {
+			steps: []step{{0, "fail", "a"}, {time.Minute, "fail", "a"}, {2 * time.Minute, "ok", "a"}}},
+		// Another report written proves the hub takes writes.
+		"one report refused, another written": {
+			steps: []step{{0, "fail", "a"}, {2 * time.Minute, "ok", "b"}, {time.Second, "fail", "a"}}},
+		// The Application whose write was refused was deleted before a retry got through:
+		// nothing is left to write.
+		"the refused report settled without a write": {
+			steps: []step{{0, "fail", "a"}, {time.Minute, "settled", "a"}, {5 * time.Minute, "settled", "b"}}},
+		"one refused report settled, another still refused": {
+			steps:       []step{{0, "fail", "a"}, {0, "fail", "b"}, {time.Minute, "settled", "a"}, {2 * time.Minute, "fail", "b"}},
+			wantFailing: true},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			clock := &fakeClock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+			w := newReportWriteHealth(2*time.Minute, clock.Now)
+			for _, s := range tt.steps {
+				clock.advance(s.after)
+				switch s.op {
+				case "ok":
+					w.succeeded(s.report)
+				case "fail":
+					w.failed(s.report, refused)
+				case "settled":
+					w.settled(s.report)
+				}
+			}
+			since, err := w.failing()
+			if got := !since.IsZero(); got != tt.wantFailing {
+				t.Fatalf("failing since %v (error %v), want failing: %v", since, err, tt.wantFailing)
+			}
+			if tt.wantFailing && !errors.Is(err, refused) {
+				t.Errorf("last error %v, want %v", err, refused)
+			}
+		})
+	}
+}
+
+// TestReportsWritten is the reports half of the lease gate: it fails once the writes
+// have failed past the grace, passes again once one succeeds, and each run is counted.
+func TestReportsWritten(t *testing.T) {
+	clock := &fakeClock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	h := &healthChecks{writes: newReportWriteHealth(2*time.Minute, clock.Now)}
+	for i, step := range []struct {
+		after time.Duration
+		op    string
+		want  bool
+	}{
+		{0, "", true},
+		{0, "fail", true},
+		{2*time.Minute + time.Second, "fail", false},
+		{time.Minute, "", false},
+		{0, "ok", true},
+	} {
+		clock.advance(step.after)
+		switch step.op {
+		case "fail":
+			h.writes.failed("argocd.guestbook", apierrors.NewForbidden(schema.GroupResource{Resource: "applicationstatusreports"}, "argocd.guestbook", errors.New("no RBAC")))
+		case "ok":
+			h.writes.succeeded("argocd.guestbook")
+		}
+		before := leaseCheckCounts(t)
+		if got := h.reportsWritten(); got != step.want {
+			t.Errorf("step %d: reportsWritten() = %v, want %v", i, got, step.want)
+		}
+		want := checkResult{leaseCheckReports, leaseCheckFailed}
+		if step.want {
+			want.result = leaseCheckPassed
+		}
+		expectCounted(t, before, want)
+	}
+}
+
 // TestLeaseUpdater runs addon-framework's lease updater as the agent builds it, once (its
 // first run starts at once; the next would be a minute later): the Lease is created only
-// when both checks pass, the hub is not asked while the informers have not synced, and
+// when every check passes, the hub is not asked while the informers have not synced, and
 // the counter shows each check the updater made.
 func TestLeaseUpdater(t *testing.T) {
 	found := func(context.Context, client.Object) error { return nil }
@@ -189,15 +294,25 @@ func TestLeaseUpdater(t *testing.T) {
 	tests := map[string]struct {
 		synced    bool
 		hubAnswer func(context.Context, client.Object) error
+		// writesRefusedFor is how long every report write has been refused; zero: none was.
+		writesRefusedFor time.Duration
 		// wantChecks are the checks the run made, in order, with their results.
 		wantChecks []checkResult
 		wantLease  bool
 	}{
 		"healthy: the Lease is created": {
 			synced: true, hubAnswer: found,
-			wantChecks: []checkResult{{leaseCheckInformers, leaseCheckPassed}, {leaseCheckHub, leaseCheckPassed}}, wantLease: true},
+			wantChecks: []checkResult{{leaseCheckInformers, leaseCheckPassed}, {leaseCheckHub, leaseCheckPassed}, {leaseCheckReports, leaseCheckPassed}},
+			wantLease:  true},
+		"report writes refused within the grace: the Lease is created": {
+			synced: true, hubAnswer: found, writesRefusedFor: time.Minute,
+			wantChecks: []checkResult{{leaseCheckInformers, leaseCheckPassed}, {leaseCheckHub, leaseCheckPassed}, {leaseCheckReports, leaseCheckPassed}},
+			wantLease:  true},
+		"report writes refused past the grace: no Lease": {
+			synced: true, hubAnswer: found, writesRefusedFor: 3 * time.Minute,
+			wantChecks: []checkResult{{leaseCheckInformers, leaseCheckPassed}, {leaseCheckHub, leaseCheckPassed}, {leaseCheckReports, leaseCheckFailed}}},
 		"the hub does not answer: no Lease": {
-			synced: true, hubAnswer: refused,
+			synced: true, hubAnswer: refused, writesRefusedFor: 3 * time.Minute,
 			wantChecks: []checkResult{{leaseCheckInformers, leaseCheckPassed}, {leaseCheckHub, leaseCheckFailed}}},
 		"the informers have not synced: no Lease, the hub not asked": {
 			synced: false, hubAnswer: found,
@@ -210,9 +325,15 @@ func TestLeaseUpdater(t *testing.T) {
 				hubAsked.Store(true)
 				return tt.hubAnswer(ctx, obj)
 			}}
+			clock := &fakeClock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+			writes := newReportWriteHealth(DefaultReportFailureGrace, clock.Now)
+			if tt.writesRefusedFor > 0 {
+				writes.failed("argocd.guestbook", errors.New("admission refused"))
+				clock.advance(tt.writesRefusedFor)
+			}
 			h := &healthChecks{
 				managed: syncedCache{t: t, synced: true}, hubCache: syncedCache{t: t, synced: tt.synced},
-				hubReader: reader, clusterName: "c1", owner: newAddonOwner(reader, "c1"),
+				hubReader: reader, clusterName: "c1", owner: newAddonOwner(reader, "c1"), writes: writes,
 			}
 			kube := fake.NewClientset()
 			before := leaseCheckCounts(t)
@@ -239,8 +360,8 @@ func TestLeaseUpdater(t *testing.T) {
 			<-stopped
 
 			expectCounted(t, before, tt.wantChecks...)
-			if hubAsked.Load() != (len(tt.wantChecks) == 2) {
-				t.Errorf("hub asked: %v, want %v", hubAsked.Load(), len(tt.wantChecks) == 2)
+			if hubAsked.Load() != (len(tt.wantChecks) >= 2) {
+				t.Errorf("hub asked: %v, want %v", hubAsked.Load(), len(tt.wantChecks) >= 2)
 			}
 			lease, err := kube.CoordinationV1().Leases("addons").Get(context.Background(), apps.AddonName, metav1.GetOptions{})
 			switch {
@@ -291,7 +412,7 @@ func leaseCheckCounts(t *testing.T) map[checkResult]float64 {
 func expectCounted(t *testing.T, before map[checkResult]float64, want ...checkResult) {
 	t.Helper()
 	after := leaseCheckCounts(t)
-	for _, check := range []string{leaseCheckInformers, leaseCheckHub} {
+	for _, check := range []string{leaseCheckInformers, leaseCheckHub, leaseCheckReports} {
 		for _, result := range []string{leaseCheckPassed, leaseCheckFailed} {
 			key := checkResult{check, result}
 			if _, ok := after[key]; !ok {

@@ -16,6 +16,7 @@ const (
 const (
 	leaseCheckInformers = "informers"
 	leaseCheckHub       = "hub"
+	leaseCheckReports   = "reports"
 	leaseCheckPassed    = "passed"
 	leaseCheckFailed    = "failed"
 )
@@ -40,15 +41,16 @@ var (
 	leaseChecks = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "argocd_pull_agent_lease_checks_total",
 		Help: "Health checks the addon lease updater made before renewing the addon Lease (about once a minute), by check " +
-			"(informers: the agent's caches are synced; hub: the hub answers the agent's credentials) and result (passed, failed). " +
-			"The Lease is renewed only when both passed; the hub check is not made when the informers check failed.",
+			"(informers: the agent's caches are synced; hub: the hub answers the agent's credentials; reports: the hub has not " +
+			"refused every report write for longer than the grace) and result (passed, failed). The Lease is renewed only when " +
+			"all passed; the checks are made in that order, and none after one that failed.",
 	}, []string{"check", "result"})
 )
 
 func init() {
 	metrics.Registry.MustRegister(reportWrites, reportWriteErrors, reportsUnchanged, hubReachable, leaseChecks)
 	// Every series from the start, so a rate over them is defined before the first failure.
-	for _, check := range []string{leaseCheckInformers, leaseCheckHub} {
+	for _, check := range []string{leaseCheckInformers, leaseCheckHub, leaseCheckReports} {
 		for _, result := range []string{leaseCheckPassed, leaseCheckFailed} {
 			leaseChecks.WithLabelValues(check, result)
 		}

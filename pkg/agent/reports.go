@@ -51,6 +51,10 @@ type reportReconciler struct {
 	// (the list changed since it was written) is stale.
 	watched map[string]bool
 	now     func() time.Time
+	// writes learns how each write went, for the lease's reports check.
+	writes *reportWriteHealth
+	// healthSources learn where Argo CD keeps resource health from the Applications seen.
+	healthSources *resourceHealthSources
 
 	mu      sync.Mutex
 	written map[string]writtenReport
@@ -62,7 +66,7 @@ type writtenReport struct {
 	report          *appsv1alpha1.ApplicationStatusReport
 }
 
-func newReportReconciler(apps client.Reader, hub cluster.Cluster, clusterName string, owner *addonOwner, namespaces []string) *reportReconciler {
+func newReportReconciler(apps client.Reader, hub cluster.Cluster, clusterName string, owner *addonOwner, namespaces []string, writes *reportWriteHealth) *reportReconciler {
 	watched := make(map[string]bool, len(namespaces))
 	for _, ns := range namespaces {
 		watched[ns] = true
@@ -75,7 +79,10 @@ func newReportReconciler(apps client.Reader, hub cluster.Cluster, clusterName st
 		owner:       owner,
 		watched:     watched,
 		now:         time.Now,
-		written:     map[string]writtenReport{},
+		writes:      writes,
+		// The agent's own: the environment controller gets them from here.
+		healthSources: newResourceHealthSources(),
+		written:       map[string]writtenReport{},
 	}
 }
 
@@ -134,8 +141,17 @@ func (r *reportReconciler) observeReport(obj client.Object, deleted bool) {
 
 // Reconcile brings the report of the Application req in line with the Application.
 func (r *reportReconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
-	log := ctrl.LoggerFrom(ctx).WithValues("application", klog.KRef(req.Namespace, req.Name))
 	name := report.ReportName(req.Namespace, req.Name)
+	res, err := r.reconcile(ctx, req, name)
+	if err == nil {
+		// Nothing of this report is left to retry, whether it was written or not.
+		r.writes.settled(name)
+	}
+	return res, err
+}
+
+func (r *reportReconciler) reconcile(ctx context.Context, req reconcile.Request, name string) (ctrl.Result, error) {
+	log := ctrl.LoggerFrom(ctx).WithValues("application", klog.KRef(req.Namespace, req.Name))
 
 	app := &argov1alpha1.Application{}
 	if !r.watched[req.Namespace] {
@@ -147,8 +163,10 @@ func (r *reportReconciler) Reconcile(ctx context.Context, req reconcile.Request)
 		app = nil
 	}
 	if app == nil || !pulledFromHub(app) {
+		r.healthSources.observe(req.NamespacedName, nil)
 		return ctrl.Result{}, r.deleteReport(ctx, name)
 	}
+	r.healthSources.observe(req.NamespacedName, app)
 
 	owner, err := r.owner.reference(ctx)
 	if err != nil {
@@ -191,8 +209,10 @@ func (r *reportReconciler) upToDate(ctx context.Context, desired *appsv1alpha1.A
 func (r *reportReconciler) apply(ctx context.Context, desired *appsv1alpha1.ApplicationStatusReport) error {
 	resourceVersion, err := applyReport(ctx, r.hub, desired, r.now())
 	if err != nil {
+		r.writes.failed(desired.Name, err)
 		return err
 	}
+	r.writes.succeeded(desired.Name)
 	r.mu.Lock()
 	r.written[desired.Name] = writtenReport{resourceVersion: resourceVersion, report: desired}
 	r.mu.Unlock()
@@ -244,8 +264,11 @@ func (r *reportReconciler) deleteReport(ctx context.Context, name string) error 
 	existing.Namespace, existing.Name = r.clusterName, name
 	if err := r.hub.Delete(ctx, existing); err != nil && !apierrors.IsNotFound(err) {
 		reportWriteErrors.WithLabelValues(operationDelete).Inc()
-		return fmt.Errorf("deleting report %s/%s on the hub: %w", r.clusterName, name, err)
+		err = fmt.Errorf("deleting report %s/%s on the hub: %w", r.clusterName, name, err)
+		r.writes.failed(name, err)
+		return err
 	}
+	r.writes.succeeded(name)
 	r.mu.Lock()
 	delete(r.written, name)
 	r.mu.Unlock()

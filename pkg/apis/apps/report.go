@@ -26,8 +26,8 @@ const (
 	LabelReportApplicationSet = "apps.open-cluster-management.io/report-applicationset"
 )
 
-// ManagedClusterAddOn condition the agent maintains on its own ManagedClusterAddOn
-// (namespace = cluster, name = AddonName). It is patched only when it changes.
+// ManagedClusterAddOn conditions the agent maintains on its own ManagedClusterAddOn
+// (namespace = cluster, name = AddonName). Each is patched only when it changes.
 const (
 	// ConditionApplicationsWatched is True when the agent watches Argo CD Applications
 	// in every namespace it was told to watch, and False with one of the reasons below
@@ -36,6 +36,9 @@ const (
 	ConditionApplicationsWatched = "ApplicationsWatched"
 
 	// ReasonApplicationsWatched: the CRD is installed and every watched namespace exists.
+	// The message names the watched namespaces ("Watching Argo CD Applications in
+	// namespaces argocd, team-a"); the hub quotes it when a delivered Application is
+	// never reported.
 	ReasonApplicationsWatched = "ApplicationsWatched"
 	// ReasonArgoCDNotInstalled: the cluster has no applications.argoproj.io CRD (or it
 	// is not established yet).
@@ -43,6 +46,21 @@ const (
 	// ReasonWatchedNamespaceMissing: at least one watched namespace does not exist; the
 	// message lists them.
 	ReasonWatchedNamespaceMissing = "WatchedNamespaceMissing"
+
+	// ConditionResourceHealthPersisted says whether the cluster's Argo CD keeps each
+	// resource's health in its Applications, so that reports carry it. The agent decides
+	// from the pulled Applications Argo CD has reconciled (status.resourceHealthSource)
+	// and sets it once there is one; until then it is absent.
+	ConditionResourceHealthPersisted = "ResourceHealthPersisted"
+
+	// ReasonResourceHealthPersisted: every reconciled pulled Application holds its
+	// resources' health.
+	ReasonResourceHealthPersisted = "ResourceHealthPersisted"
+	// ReasonResourceHealthInResourceTree: at least one reconciled pulled Application says
+	// resourceHealthSource: appTree (Argo CD 3's default, controller.resource.health.persist
+	// "false"): its report has no per-resource health. The message names the application
+	// controllers' namespaces and how to turn persistence on.
+	ReasonResourceHealthInResourceTree = "ResourceHealthInResourceTree"
 )
 
 // maxLabelValueLength is Kubernetes' limit on a label value.

@@ -44,7 +44,8 @@ var _ = Describe("Agent", Ordered, func() {
 		It("clears the condition once the namespace exists, and reports its Applications", func() {
 			Expect(managed.Create(ctx, namespace(teamNamespace))).To(Succeed())
 			Eventually(addonCondition).Should(And(
-				HaveField("Status", metav1.ConditionTrue), HaveField("Reason", apps.ReasonApplicationsWatched)))
+				HaveField("Status", metav1.ConditionTrue), HaveField("Reason", apps.ReasonApplicationsWatched),
+				HaveField("Message", "Watching Argo CD Applications in namespaces argocd, team-b.")))
 
 			createApplication(pulledApp(teamNamespace, "team-app").Build(), syncedHealthy("def"))
 			Eventually(reportOf(teamNamespace, "team-app")).Should(HaveField("Status.Sync.Revision", "def"))
@@ -245,6 +246,8 @@ var _ = Describe("Agent", Ordered, func() {
 		})
 	})
 
+	Context("telling where Argo CD keeps resource health", resourceHealthSpecs)
+
 	Context("when the hub is unreachable", func() {
 		It("retries with backoff and writes what changed once the hub is back", func() {
 			app := createApplication(pulledApp(argoNamespace, "outage").Build(), syncedHealthy("before"))
@@ -388,6 +391,8 @@ var _ = Describe("Agent", Ordered, func() {
 			Expect(leaseChecks("hub", "passed")).To(BeNumerically(">", hubPassedAtCut))
 		})
 	})
+
+	Context("when the hub refuses its report writes", reportRefusalSpecs)
 
 	Context("with only the permissions the addon grants it", scopedAgentSpecs)
 })

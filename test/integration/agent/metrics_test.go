@@ -26,9 +26,9 @@ func unchangedReconciles() float64 { return counterValue("argocd_pull_agent_repo
 
 func writeErrors() float64 { return counterValue("argocd_pull_agent_report_write_errors_total") }
 
-// leaseChecks is how many lease checks (check "informers" or "hub") the health checks
-// counted with result ("passed" or "failed"), over every agent of this process: each is
-// a call by an agent's lease updater.
+// leaseChecks is how many lease checks (check "informers", "hub" or "reports") the
+// health checks counted with result ("passed" or "failed"), over every agent of this
+// process: each is a call by an agent's lease updater.
 func leaseChecks(check, result string) float64 {
 	families, err := metrics.Registry.Gather()
 	Expect(err).NotTo(HaveOccurred())

@@ -176,7 +176,8 @@ func scopedAgentSpecs() {
 			g.Expect(meta.FindStatusCondition(mca.Status.Conditions, apps.ConditionApplicationsWatched)).To(And(
 				Not(BeNil()),
 				HaveField("Status", metav1.ConditionTrue),
-				HaveField("Reason", apps.ReasonApplicationsWatched)))
+				HaveField("Reason", apps.ReasonApplicationsWatched),
+				HaveField("Message", "Watching Argo CD Applications in namespace "+scopedWatchNS+".")))
 		}).Should(Succeed(), refused.describe)
 	})
 
