@@ -163,12 +163,16 @@ var _ = Describe("Bad input never deletes what runs", func() {
 			}),
 		Entry("spoke namespace not a name", pullmodel.ConditionInvalidSpec, propagation.ReasonInvalidApplication, "is not a namespace name",
 			func(context.Context) func(*argov1alpha1.Application) {
-				return func(a *argov1alpha1.Application) { a.Annotations[apps.AnnotationOCMManagedClusterAppNamespace] = "Argo CD" }
+				return func(a *argov1alpha1.Application) {
+					a.Annotations[apps.AnnotationOCMManagedClusterAppNamespace] = "Argo CD"
+				}
 			}),
 		Entry("destination-server without https:// (the typo)", pullmodel.ConditionInvalidSpec, propagation.ReasonInvalidApplication,
 			`="kubernetes.default.svc" is not an https URL`,
 			func(context.Context) func(*argov1alpha1.Application) {
-				return func(a *argov1alpha1.Application) { a.Annotations[apps.AnnotationDestinationServer] = "kubernetes.default.svc" }
+				return func(a *argov1alpha1.Application) {
+					a.Annotations[apps.AnnotationDestinationServer] = "kubernetes.default.svc"
+				}
 			}),
 		Entry("both destination overrides", pullmodel.ConditionInvalidSpec, propagation.ReasonInvalidApplication, "keep only one",
 			func(context.Context) func(*argov1alpha1.Application) {
@@ -218,15 +222,21 @@ var _ = Describe("Bad input never deletes what runs", func() {
 			Expect(propagationConditions(ctx, good)).To(BeEmpty())
 		},
 		Entry("missing cluster annotation", pullmodel.ConditionInvalidSpec, propagation.ReasonInvalidApplication, "is missing or empty",
-			func(_ context.Context, a *argov1alpha1.Application) { delete(a.Annotations, apps.AnnotationOCMManagedCluster) }),
+			func(_ context.Context, a *argov1alpha1.Application) {
+				delete(a.Annotations, apps.AnnotationOCMManagedCluster)
+			}),
 		Entry("a cluster that does not exist", pullmodel.ConditionInvalidSpec, propagation.ReasonClusterNotFound, "does not exist",
-			func(_ context.Context, a *argov1alpha1.Application) { a.Annotations[apps.AnnotationOCMManagedCluster] = "no-such-cluster" }),
+			func(_ context.Context, a *argov1alpha1.Application) {
+				a.Annotations[apps.AnnotationOCMManagedCluster] = "no-such-cluster"
+			}),
 		Entry("a cluster being deleted", pullmodel.ConditionInvalidSpec, propagation.ReasonClusterDeleting, "is being deleted",
 			func(ctx context.Context, a *argov1alpha1.Application) {
 				a.Annotations[apps.AnnotationOCMManagedCluster] = deletingCluster(ctx)
 			}),
 		Entry("a pull label that is neither true nor false", pullmodel.ConditionInvalidSpec, propagation.ReasonInvalidPullLabel, "is neither",
-			func(_ context.Context, a *argov1alpha1.Application) { a.Labels[apps.LabelPullToOCMManagedCluster] = "1" }),
+			func(_ context.Context, a *argov1alpha1.Application) {
+				a.Labels[apps.LabelPullToOCMManagedCluster] = "1"
+			}),
 		Entry("a destination-server that is not https", pullmodel.ConditionInvalidSpec, propagation.ReasonInvalidApplication, "is not an https URL",
 			func(_ context.Context, a *argov1alpha1.Application) {
 				a.Annotations[apps.AnnotationDestinationServer] = "http://10.0.0.1:6443"
