@@ -29,14 +29,6 @@ const (
 	ReasonManifestWorkRefused = "ManifestWorkRefused"
 )
 
-// ManifestLimit is the most bytes of manifests one ManifestWork may carry: OCM's
-// ManifestWork admission webhook refuses more (open-cluster-management.io/ocm@v1.2.1,
-// pkg/work/webhook/common/validator.go: ManifestValidator's limit, 500 * 1024, against
-// the sum of each manifest's Size(); its --manifestLimit flag defaults to the same value
-// in pkg/work/webhook/option.go). Checking before sending tells the user on their
-// Application, where a refused write would only show in the manager's log.
-const ManifestLimit = 500 * 1024
-
 // problem is why a live, pulled Application is not delivered as it is now: the hub
 // condition that says so (pullmodel.PropagationConditionTypes), the Event reason, and a
 // message saying what is wrong and how to fix it.
@@ -92,24 +84,16 @@ func checkTarget(app *argov1alpha1.Application, cluster *clusterv1.ManagedCluste
 	return nil
 }
 
-// manifestsSize is what OCM's webhook measures of w against ManifestLimit.
-func manifestsSize(w *workv1.ManifestWork) int {
-	n := 0
-	for i := range w.Spec.Workload.Manifests {
-		n += w.Spec.Workload.Manifests[i].Size()
-	}
-	return n
-}
-
-// checkSize refuses a ManifestWork that OCM's webhook would refuse for its size.
+// checkSize refuses a ManifestWork that OCM's webhook would refuse for its size: checked
+// before sending, it is reported on the Application rather than refused by the webhook.
 func checkSize(w *workv1.ManifestWork) *problem {
-	size := manifestsSize(w)
-	if size <= ManifestLimit {
+	size := pullmodel.ManifestsSize(w.Spec.Workload.Manifests)
+	if size <= pullmodel.ManifestsLimit {
 		return nil
 	}
 	return &problem{condition: pullmodel.ConditionDeliveryError, reason: ReasonManifestWorkTooLarge, message: fmt.Sprintf(
 		"the ManifestWork %s would carry %d bytes of manifests, over OCM's ManifestWork limit of %d bytes: make the Application smaller (spec.info, annotations, inline Helm values or manifests; move large values into the source repository)",
-		klog.KObj(w), size, ManifestLimit)}
+		klog.KObj(w), size, pullmodel.ManifestsLimit)}
 }
 
 // refusal turns a write of w the API server refused into a problem: the namespace is

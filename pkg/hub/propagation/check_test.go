@@ -128,7 +128,7 @@ func workOfSize(t *testing.T, size int) *workv1.ManifestWork {
 	// Manifest.Size() adds a tag byte and the length as a varint to the raw bytes.
 	for varint := 1; varint <= 4; varint++ {
 		w.Spec.Workload.Manifests[0].Raw = make([]byte, size-1-varint)
-		if manifestsSize(w) == size {
+		if pullmodel.ManifestsSize(w.Spec.Workload.Manifests) == size {
 			return w
 		}
 	}
@@ -142,8 +142,8 @@ func TestCheckSize(t *testing.T) {
 		wantErr bool
 	}{
 		"small":              {size: 4 << 10},
-		"at OCM's limit":     {size: ManifestLimit},
-		"one byte over":      {size: ManifestLimit + 1, wantErr: true},
+		"at OCM's limit":     {size: pullmodel.ManifestsLimit},
+		"one byte over":      {size: pullmodel.ManifestsLimit + 1, wantErr: true},
 		"far over (a 1 MiB)": {size: 1 << 20, wantErr: true},
 	}
 	for name, tc := range tests {

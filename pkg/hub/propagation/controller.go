@@ -187,7 +187,7 @@ func (r *reconciler) hold(ctx context.Context, app *argov1alpha1.Application, wo
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	ctrl.LoggerFrom(ctx).V(2).Info("Not delivering the Application as it is now", "reason", p.reason, "message", p.message, "kept", len(kept))
+	ctrl.LoggerFrom(ctx).V(4).Info("Not delivering the Application as it is now", "reason", p.reason, "kept", len(kept))
 	held := *p
 	held.message = heldMessage(p, kept)
 	return r.report(ctx, app, &held)
@@ -227,7 +227,11 @@ func (r *reconciler) report(ctx context.Context, cached *argov1alpha1.Applicatio
 		added = len(want) > 0 && !slices.ContainsFunc(app.Status.Conditions, func(c argov1alpha1.ApplicationCondition) bool {
 			return c.Type == want[0].Type && c.Message == want[0].Message
 		})
-		log.V(2).Info("Set the Application's propagation conditions", "conditions", len(want))
+		if p == nil {
+			log.V(2).Info("Cleared the Application's propagation conditions")
+		} else {
+			log.V(2).Info("Not delivering the Application as it is now", "condition", p.condition, "reason", p.reason, "message", p.message)
+		}
 		return nil
 	})
 	if apierrors.IsNotFound(err) {

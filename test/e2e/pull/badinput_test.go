@@ -13,8 +13,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	workv1 "open-cluster-management.io/api/work/v1"
@@ -121,7 +121,7 @@ var _ = Describe("Bad input: an oversized Application", func() {
 				"server": "https://kubernetes.default.svc", "namespace": soloNS,
 			},
 			// Over OCM's ManifestWork limit by itself.
-			"info": []any{map[string]any{"name": "notes", "value": strings.Repeat("x", propagation.ManifestLimit)}},
+			"info": []any{map[string]any{"name": "notes", "value": strings.Repeat("x", pullmodel.ManifestsLimit)}},
 		})
 		Eventually(func(g Gomega) {
 			g.Expect(hubConditions(ctx, g, oversizedApp)).To(ContainElement(And(

@@ -109,7 +109,7 @@ func deletingCluster(ctx context.Context) string {
 
 // oversizedInfo makes the Application's payload larger than OCM's ManifestWork limit.
 func oversizedInfo() []argov1alpha1.Info {
-	return []argov1alpha1.Info{{Name: "notes", Value: strings.Repeat("x", propagation.ManifestLimit)}}
+	return []argov1alpha1.Info{{Name: "notes", Value: strings.Repeat("x", pullmodel.ManifestsLimit)}}
 }
 
 var _ = Describe("Bad input never deletes what runs", func() {
@@ -200,7 +200,7 @@ var _ = Describe("Bad input never deletes what runs", func() {
 				return func(a *argov1alpha1.Application) { a.Annotations[apps.AnnotationOCMManagedCluster] = leaving }
 			}),
 		Entry("grown over OCM's ManifestWork size limit", pullmodel.ConditionDeliveryError, propagation.ReasonManifestWorkTooLarge,
-			fmt.Sprintf("over OCM's ManifestWork limit of %d bytes", propagation.ManifestLimit),
+			fmt.Sprintf("over OCM's ManifestWork limit of %d bytes", pullmodel.ManifestsLimit),
 			func(context.Context) func(*argov1alpha1.Application) {
 				return func(a *argov1alpha1.Application) { a.Spec.Info = oversizedInfo() }
 			}),
