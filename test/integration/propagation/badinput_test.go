@@ -14,6 +14,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/types"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
@@ -89,6 +90,24 @@ func expectDelivered(ctx context.Context, app *argov1alpha1.Application, namespa
 	expectOnlyWork(ctx, app, namespace, workName(app))
 }
 
+// expectEventOnce checks that app's Warning Events with reason add up to one: recorded on
+// the transition, not on each reconcile after it (the recorder would count repeats).
+func expectEventOnce(ctx context.Context, app *argov1alpha1.Application, reason string) {
+	GinkgoHelper()
+	Consistently(func(g Gomega) int32 {
+		events := &corev1.EventList{}
+		g.Expect(k8s.List(ctx, events, client.InNamespace(app.Namespace),
+			client.MatchingFields{"involvedObject.name": app.Name})).To(Succeed())
+		var n int32
+		for _, e := range events.Items {
+			if e.InvolvedObject.UID == app.UID && e.Type == corev1.EventTypeWarning && e.Reason == reason {
+				n += max(e.Count, 1)
+			}
+		}
+		return n
+	}).Should(Equal(int32(1)))
+}
+
 // deletingCluster registers a ManagedCluster and starts deleting it; a finalizer keeps
 // it in that state until the spec ends.
 func deletingCluster(ctx context.Context) string {
@@ -128,6 +147,7 @@ var _ = Describe("Bad input never deletes what runs", func() {
 			expectEvent(ctx, app, reason, text)
 			expectUntouched(ctx, w)
 			expectOnlyWork(ctx, app, c, w.Name)
+			expectEventOnce(ctx, app, reason)
 
 			By("fixing it, along with a change the work must carry")
 			editApp(ctx, app, func(a *argov1alpha1.Application) {
