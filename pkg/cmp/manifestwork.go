@@ -11,15 +11,15 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
 )
 
-// MaxManifestsSize is the largest total size of a ManifestWork's manifests OCM accepts:
-// the work webhook's default --manifestLimit, 500 KiB, summed over Manifest.Size()
-// (open-cluster-management.io/ocm v1.2.1 pkg/work/webhook/common/validator.go and
-// pkg/work/webhook/option.go; the same default in api v1.2.0
-// utils/work/v1/workvalidator/validator.go). A hub may raise it; the plugin keeps to the
-// default so a work it prints is accepted by every hub.
-const MaxManifestsSize = 500 * 1024
+// MaxManifestsSize is the largest total size of a ManifestWork's manifests OCM accepts,
+// summed over Manifest.Size(): pullmodel.ManifestsLimit, the work webhook's default
+// --manifestLimit (the same default in api v1.2.0 utils/work/v1/workvalidator/validator.go).
+// A hub may raise it; the plugin keeps to the default so a work it prints is accepted by
+// every hub.
+const MaxManifestsSize = pullmodel.ManifestsLimit
 
 // BuildManifestWork wraps normalized manifests (see Normalize) into the ManifestWork for
 // env: named after the Application, in the target cluster's namespace, with well-known

@@ -2,7 +2,6 @@ package pullmodel
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 
@@ -13,19 +12,20 @@ import (
 )
 
 // Marked reports whether obj (a hub Application, or the ManifestWork built for one) asks
-// to be pulled: its apps.LabelPullToOCMManagedCluster label parses as true. A missing
-// label is not marked; a value that is not a boolean is an error, which the propagation
-// controller reports on the Application.
+// to be pulled. The apps.LabelPullToOCMManagedCluster label says it exactly: "true" is
+// marked; "false" or no label is not marked, which makes the propagation controller delete
+// what it delivered. Any other value ("True", "yes", "1", "") is an error, never an
+// unmarking: taking an Application off its cluster must be said in so many words, so a
+// typo in the label keeps what runs and is reported on the Application.
 func Marked(obj metav1.Object) (bool, error) {
 	v, ok := obj.GetLabels()[apps.LabelPullToOCMManagedCluster]
-	if !ok {
+	switch {
+	case !ok || v == "false":
 		return false, nil
+	case v == "true":
+		return true, nil
 	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		return false, fmt.Errorf("label %s=%q is not a boolean: set it to \"true\" to pull the Application to a managed cluster, or remove it", apps.LabelPullToOCMManagedCluster, v)
-	}
-	return b, nil
+	return false, fmt.Errorf("label %s=%q is neither \"true\" nor \"false\": set it to \"true\" to keep pulling the Application to its managed cluster, or to \"false\" (or remove it) to delete it from there", apps.LabelPullToOCMManagedCluster, v)
 }
 
 // IsMarked is Marked for readers: an invalid label is not marked.

@@ -26,10 +26,15 @@ func TestMarked(t *testing.T) {
 		wantLabelPredicate  bool
 		wantMarkedPredicate bool
 	}{
-		"true":          {obj: withPullLabel("true", true), want: true, wantLabelPredicate: true, wantMarkedPredicate: true},
-		"True":          {obj: withPullLabel("True", true), want: true, wantLabelPredicate: true, wantMarkedPredicate: true},
-		"false":         {obj: withPullLabel("false", true), wantLabelPredicate: true},
-		"no label":      {obj: withPullLabel("", false)},
+		"true":     {obj: withPullLabel("true", true), want: true, wantLabelPredicate: true, wantMarkedPredicate: true},
+		"false":    {obj: withPullLabel("false", true), wantLabelPredicate: true},
+		"no label": {obj: withPullLabel("", false)},
+		// Only "true" and "false" are words of the contract: anything else is a mistake to
+		// report, neither a marking nor an unmarking.
+		"True":          {obj: withPullLabel("True", true), wantErr: true, wantLabelPredicate: true},
+		"FALSE":         {obj: withPullLabel("FALSE", true), wantErr: true, wantLabelPredicate: true},
+		"1":             {obj: withPullLabel("1", true), wantErr: true, wantLabelPredicate: true},
+		"0":             {obj: withPullLabel("0", true), wantErr: true, wantLabelPredicate: true},
 		"not a boolean": {obj: withPullLabel("yes", true), wantErr: true, wantLabelPredicate: true},
 		"empty":         {obj: withPullLabel("", true), wantErr: true, wantLabelPredicate: true},
 	}

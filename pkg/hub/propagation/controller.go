@@ -1,21 +1,25 @@
 // Package propagation wraps each marked hub Argo CD Application in an OCM ManifestWork
 // in its target cluster's namespace, and keeps exactly one such ManifestWork per live
 // marked Application: a changed target, a removed mark, a recreated or deleted
-// Application leaves no stale work behind.
+// Application leaves no stale work behind. Bad input never takes down what runs: an
+// Application that cannot be delivered as it is now keeps the ManifestWork delivered
+// before, and says why in a condition and an Event.
 package propagation
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
@@ -28,15 +32,6 @@ import (
 // ControllerName names the controller, its logger and its Event source.
 const ControllerName = "argocd-pull-propagation"
 
-// Event reasons on the hub Application.
-const (
-	ReasonInvalidPullLabel   = "InvalidPullLabel"
-	ReasonInvalidApplication = "InvalidPullAnnotations"
-	ReasonClusterNotFound    = "ManagedClusterNotFound"
-	ReasonClusterDeleting    = "ManagedClusterDeleting"
-	ReasonLocalCluster       = "LocalClusterNotATarget"
-)
-
 // maxConcurrentReconciles: a reconcile mostly waits for one ManifestWork write, and the
 // burst benchmark (docs/benchmarks.md) found the API server CPU-bound at 32 workers.
 const maxConcurrentReconciles = 32
@@ -44,8 +39,12 @@ const maxConcurrentReconciles = 32
 // reconciler reconciles one hub Application (by namespace/name) into at most one
 // ManifestWork.
 type reconciler struct {
-	client   client.Client
-	recorder record.EventRecorder
+	// client reads from the manager's cache and writes to the API server.
+	client client.Client
+	// apiReader reads from the API server directly, to re-read after a conflict.
+	apiReader client.Reader
+	recorder  record.EventRecorder
+	now       func() metav1.Time
 }
 
 var _ reconcile.Reconciler = &reconciler{}
@@ -53,15 +52,20 @@ var _ reconcile.Reconciler = &reconciler{}
 // Setup registers the controller with mgr. The shared pull-model indexes
 // (pullmodel.SetupIndexes) must be registered on mgr first.
 func Setup(mgr ctrl.Manager) error {
-	r := &reconciler{client: mgr.GetClient(), recorder: mgr.GetEventRecorderFor(ControllerName)}
+	r := &reconciler{client: mgr.GetClient(), apiReader: mgr.GetAPIReader(),
+		recorder: mgr.GetEventRecorderFor(ControllerName), now: metav1.Now}
 	return r.setupWithManager(mgr)
 }
 
 // Reconcile brings the ManifestWorks of the hub Application req names to the desired
-// state: one up-to-date ManifestWork when the Application is live, marked and valid, none
-// otherwise.
+// state: one up-to-date ManifestWork when the Application is live, marked and valid; none
+// once it is deleted or unmarked. A ManifestWork goes only then, once a replacement exists
+// (a valid retarget, a recreated Application), or with its cluster. When the Application
+// cannot be delivered as it is now (a problem), what was delivered stays untouched and
+// the problem is reported on the Application; fixing it resumes delivery.
 func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	// The controller's logger already names the Application.
+	log := ctrl.LoggerFrom(ctx)
 	works, err := pullmodel.WorksOf(ctx, r.client, req.NamespacedName)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -80,17 +84,42 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return r.reconcileDelete(ctx, app, works)
 	}
 
+	pulled, p, err := checkInput(ctx, app, r.managedCluster)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if !pulled {
+		log.V(4).Info("Application is not marked for the pull model")
+		if err := r.deleteWorks(ctx, works, nil); err != nil {
+			return ctrl.Result{}, err
+		}
+		// Clears what this controller said while the Application was pulled, if anything.
+		return ctrl.Result{}, r.report(ctx, app, nil)
+	}
+	if p != nil {
+		return ctrl.Result{}, r.hold(ctx, app, works, p)
+	}
+
 	desired, err := r.desiredWork(ctx, app)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	if p := checkSize(desired); p != nil {
+		return ctrl.Result{}, r.hold(ctx, app, works, p)
+	}
+	if err := r.apply(ctx, desired); err != nil {
+		// A refusal is not retried on a timer: the same write would be refused again.
+		if p := refusal(desired, err); p != nil {
+			return ctrl.Result{}, r.hold(ctx, app, works, p)
+		}
+		return ctrl.Result{}, err
+	}
+	// Only now that desired exists may the works it replaces go: OCM's work agent keeps a
+	// resource two works share, so the spoke Application is never without one.
 	if err := r.deleteWorks(ctx, works, desired); err != nil {
 		return ctrl.Result{}, err
 	}
-	if desired == nil {
-		return ctrl.Result{}, nil
-	}
-	return ctrl.Result{}, r.apply(ctx, desired)
+	return ctrl.Result{}, r.report(ctx, app, nil)
 }
 
 // reconcileDelete deletes app's ManifestWorks and, once none is left, releases Argo CD's
@@ -102,7 +131,8 @@ func (r *reconciler) reconcileDelete(ctx context.Context, app *argov1alpha1.Appl
 		log.V(2).Info("Application is being deleted, deleting its ManifestWorks", "count", len(works))
 		return ctrl.Result{}, r.deleteWorks(ctx, works, nil)
 	}
-	if !pullmodel.IsMarked(app) || !controllerutil.ContainsFinalizer(app, ResourcesFinalizer) {
+	// An invalid pull label still means pulled: its work was kept, so the finalizer is ours.
+	if marked, err := pullmodel.Marked(app); (!marked && err == nil) || !controllerutil.ContainsFinalizer(app, ResourcesFinalizer) {
 		return ctrl.Result{}, nil
 	}
 	patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})
@@ -117,88 +147,133 @@ func (r *reconciler) reconcileDelete(ctx context.Context, app *argov1alpha1.Appl
 	return ctrl.Result{}, nil
 }
 
-// desiredWork returns the ManifestWork app should have, or nil when it should have none.
-// Bad input is reported as a Warning Event on app, not as an error: retrying cannot fix it.
-func (r *reconciler) desiredWork(ctx context.Context, app *argov1alpha1.Application) (*workv1.ManifestWork, error) {
-	log := ctrl.LoggerFrom(ctx)
-	marked, err := pullmodel.Marked(app)
-	if err != nil {
-		r.warn(ctx, app, ReasonInvalidPullLabel, err.Error())
-		return nil, nil
-	}
-	if !marked {
-		log.V(4).Info("Application is not marked for the pull model")
-		return nil, nil
-	}
-	if err := Validate(app); err != nil {
-		r.warn(ctx, app, ReasonInvalidApplication, err.Error())
-		return nil, nil
-	}
-	ok, err := r.targetable(ctx, app)
-	if err != nil || !ok {
-		return nil, err
-	}
-	desired, err := BuildManifestWork(app)
-	if err != nil {
-		return nil, err
-	}
-	return desired, nil
+// desiredWork returns the ManifestWork a marked, valid, targetable app should have.
+func (r *reconciler) desiredWork(_ context.Context, app *argov1alpha1.Application) (*workv1.ManifestWork, error) {
+	return BuildManifestWork(app)
 }
 
-// targetable checks the target ManagedCluster exists, is not being deleted and is not
-// the hub's local cluster.
-func (r *reconciler) targetable(ctx context.Context, app *argov1alpha1.Application) (bool, error) {
-	name := pullmodel.TargetCluster(app)
+// managedCluster is the ManagedCluster name, nil when it does not exist.
+func (r *reconciler) managedCluster(ctx context.Context, name string) (*clusterv1.ManagedCluster, error) {
 	cluster := &clusterv1.ManagedCluster{}
 	if err := r.client.Get(ctx, client.ObjectKey{Name: name}, cluster); err != nil {
-		if !apierrors.IsNotFound(err) {
-			return false, fmt.Errorf("getting ManagedCluster %s: %w", name, err)
+		if apierrors.IsNotFound(err) {
+			return nil, nil
 		}
-		r.warn(ctx, app, ReasonClusterNotFound, fmt.Sprintf(
-			"ManagedCluster %q named by annotation %s does not exist: register the cluster or fix the annotation", name, apps.AnnotationOCMManagedCluster))
-		return false, nil
+		return nil, fmt.Errorf("getting ManagedCluster %s: %w", name, err)
 	}
-	if !cluster.DeletionTimestamp.IsZero() {
-		r.warn(ctx, app, ReasonClusterDeleting, fmt.Sprintf(
-			"ManagedCluster %q named by annotation %s is being deleted: target another cluster", name, apps.AnnotationOCMManagedCluster))
-		return false, nil
-	}
-	if cluster.Labels[LabelLocalCluster] == "true" {
-		r.warn(ctx, app, ReasonLocalCluster, fmt.Sprintf(
-			"ManagedCluster %q is the hub itself (label %s=true) and is not a pull-model target: let the hub's Argo CD deploy it (remove label %s) or target another cluster", name, LabelLocalCluster, apps.LabelPullToOCMManagedCluster))
-		return false, nil
-	}
-	return true, nil
+	return cluster, nil
 }
 
-func (r *reconciler) warn(ctx context.Context, app *argov1alpha1.Application, reason, msg string) {
-	ctrl.LoggerFrom(ctx).V(2).Info("Not propagating the Application", "reason", reason, "message", msg)
-	r.recorder.Event(app, corev1.EventTypeWarning, reason, msg)
+// hold keeps app's ManifestWorks as they are while p stands, except one in the namespace
+// of a cluster being deleted, which goes with its cluster, and reports p on app.
+func (r *reconciler) hold(ctx context.Context, app *argov1alpha1.Application, works []workv1.ManifestWork, p *problem) error {
+	var kept []workv1.ManifestWork
+	var errs []error
+	for i := range works {
+		w := &works[i]
+		if !w.DeletionTimestamp.IsZero() {
+			continue
+		}
+		cluster, err := r.managedCluster(ctx, w.Namespace)
+		switch {
+		case err != nil:
+			errs = append(errs, err)
+		case cluster != nil && !cluster.DeletionTimestamp.IsZero():
+			errs = append(errs, r.deleteWork(ctx, w))
+		default:
+			kept = append(kept, *w)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	ctrl.LoggerFrom(ctx).V(4).Info("Not delivering the Application as it is now", "reason", p.reason, "kept", len(kept))
+	held := *p
+	held.message = heldMessage(p, kept)
+	return r.report(ctx, app, &held)
+}
+
+// report makes app's propagation conditions say p (nothing when p is nil), writing only
+// when that changes them, and records p as a Warning Event when its condition is new.
+// The write is a merge patch of the conditions with the read resourceVersion (see
+// appstatus' mirror for why never an Update); on a conflict the Application is read again
+// from the API server and the conditions recomputed.
+func (r *reconciler) report(ctx context.Context, cached *argov1alpha1.Application, p *problem) error {
+	log := ctrl.LoggerFrom(ctx)
+	var want []argov1alpha1.ApplicationCondition
+	if p != nil {
+		want = []argov1alpha1.ApplicationCondition{pullmodel.HubCondition(p.condition, p.message)}
+	}
+	key := client.ObjectKeyFromObject(cached)
+	attempt, added := 0, false
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		app := cached
+		if attempt > 0 {
+			app = &argov1alpha1.Application{}
+			if err := r.apiReader.Get(ctx, key, app); err != nil {
+				return err
+			}
+		}
+		attempt++
+		conditions, changed := pullmodel.SetHubConditions(app.Status.Conditions, pullmodel.PropagationConditionTypes, want, r.now())
+		if !changed {
+			return nil
+		}
+		updated := app.DeepCopy()
+		updated.Status.Conditions = conditions
+		if err := r.client.Patch(ctx, updated, client.MergeFromWithOptions(app, client.MergeFromWithOptimisticLock{})); err != nil {
+			return err
+		}
+		added = len(want) > 0 && !slices.ContainsFunc(app.Status.Conditions, func(c argov1alpha1.ApplicationCondition) bool {
+			return c.Type == want[0].Type && c.Message == want[0].Message
+		})
+		if p == nil {
+			log.V(2).Info("Cleared the Application's propagation conditions")
+		} else {
+			log.V(2).Info("Not delivering the Application as it is now", "condition", p.condition, "reason", p.reason, "message", p.message)
+		}
+		return nil
+	})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("writing the conditions of Application %s: %w", key, err)
+	}
+	if added {
+		r.recorder.Event(cached, corev1.EventTypeWarning, p.reason, p.message)
+	}
+	return nil
 }
 
 // deleteWorks deletes every work in works that is not keep (nil: all of them).
 func (r *reconciler) deleteWorks(ctx context.Context, works []workv1.ManifestWork, keep *workv1.ManifestWork) error {
-	log := ctrl.LoggerFrom(ctx)
 	var errs []error
 	for i := range works {
 		w := &works[i]
 		if keep != nil && w.Namespace == keep.Namespace && w.Name == keep.Name {
 			continue
 		}
-		if !w.DeletionTimestamp.IsZero() {
-			continue
-		}
-		// Preconditions: delete exactly the object we saw, never a newer one of the same name.
-		err := r.client.Delete(ctx, w, client.Preconditions{UID: &w.UID})
-		switch {
-		case err == nil:
-			log.V(2).Info("Deleted ManifestWork", "manifestWork", klog.KObj(w))
-		case apierrors.IsNotFound(err):
-		default:
-			errs = append(errs, fmt.Errorf("deleting ManifestWork %s: %w", klog.KObj(w), err))
-		}
+		errs = append(errs, r.deleteWork(ctx, w))
 	}
 	return errors.Join(errs...)
+}
+
+// deleteWork deletes w unless it is already being deleted.
+func (r *reconciler) deleteWork(ctx context.Context, w *workv1.ManifestWork) error {
+	if !w.DeletionTimestamp.IsZero() {
+		return nil
+	}
+	// Preconditions: delete exactly the object we saw, never a newer one of the same name.
+	err := r.client.Delete(ctx, w, client.Preconditions{UID: &w.UID})
+	switch {
+	case err == nil:
+		ctrl.LoggerFrom(ctx).V(2).Info("Deleted ManifestWork", "manifestWork", klog.KObj(w))
+	case apierrors.IsNotFound(err):
+	default:
+		return fmt.Errorf("deleting ManifestWork %s: %w", klog.KObj(w), err)
+	}
+	return nil
 }
 
 // apply creates desired, or updates the existing ManifestWork of that name when it differs.

@@ -12,7 +12,8 @@ import (
 )
 
 // Input rules of a marked Application. Bad input is the user's to fix: the controller
-// reports it as a Warning Event, never as a reconcile error.
+// reports it as an InvalidSpecError condition and a Warning Event on the Application,
+// never as a reconcile error, and keeps the ManifestWork delivered before (checkInput).
 
 // ValidateClusterAnnotation requires a non-empty target cluster annotation.
 func ValidateClusterAnnotation(app *argov1alpha1.Application) error {

@@ -20,7 +20,9 @@ var (
 	apiServer *framework.APIServer
 	scheme    *runtime.Scheme
 	k8s       client.Client
-	stopMgr   func()
+	// writes counts what the controller's client sends (not its Events).
+	writes  = framework.NewRequestCounter()
+	stopMgr func()
 )
 
 func TestPropagation(t *testing.T) {
@@ -47,13 +49,13 @@ var _ = AfterSuite(func() {
 })
 
 // startManager runs the propagation controller on a manager configured like the
-// binary's (managed fields stripped, only pull-model ManifestWorks cached) and returns
-// a function that stops it and waits until it has.
+// binary's (managed fields stripped, only pull-model ManifestWorks cached), its writes
+// counted, and returns a function that stops it and waits until it has.
 func startManager() func() {
 	GinkgoHelper()
 	stop, err := framework.RunManager(apiServer.Config, scheme, func(mgr ctrl.Manager) error {
 		return manager.SetupControllers(mgr, propagation.ControllerName)
-	})
+	}, framework.WithNewClient(writes.NewClient))
 	Expect(err).NotTo(HaveOccurred())
 	return func() {
 		GinkgoHelper()
