@@ -79,7 +79,7 @@ var _ = Describe("Bad input: the typo", Ordered, func() {
 
 		want := `="` + theTypo + `" is not an https URL`
 		Eventually(func(g Gomega) {
-			g.Expect(hubConditions(ctx, g, soloApp)).To(ContainElement(And(
+			g.Expect(appConditions(ctx, g, soloApp)).To(ContainElement(And(
 				HaveKeyWithValue("type", "InvalidSpecError"),
 				HaveKeyWithValue("message", And(HavePrefix(pullmodel.HubConditionPrefix), ContainSubstring(want),
 					ContainSubstring("delivered before is kept unchanged"))),
@@ -100,7 +100,7 @@ var _ = Describe("Bad input: the typo", Ordered, func() {
 	It("clears the condition once the typo is removed, the work still as delivered", func(ctx SpecContext) {
 		patchAnnotation(ctx, soloApp, "apps.open-cluster-management.io/destination-server", nil)
 		Eventually(func(g Gomega) {
-			for _, c := range hubConditions(ctx, g, soloApp) {
+			for _, c := range appConditions(ctx, g, soloApp) {
 				g.Expect(c).NotTo(HaveKeyWithValue("type", "InvalidSpecError"), toYAML(c))
 			}
 		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
@@ -124,7 +124,7 @@ var _ = Describe("Bad input: an oversized Application", func() {
 			"info": []any{map[string]any{"name": "notes", "value": strings.Repeat("x", pullmodel.ManifestsLimit)}},
 		})
 		Eventually(func(g Gomega) {
-			g.Expect(hubConditions(ctx, g, oversizedApp)).To(ContainElement(And(
+			g.Expect(appConditions(ctx, g, oversizedApp)).To(ContainElement(And(
 				HaveKeyWithValue("type", "DeliveryError"),
 				HaveKeyWithValue("message", And(HavePrefix(pullmodel.HubConditionPrefix),
 					ContainSubstring("over OCM's ManifestWork limit of 512000 bytes"))),
@@ -238,8 +238,8 @@ func expectGuestbookOn(ctx SpecContext, g Gomega, spoke client.Client, namespace
 	}
 }
 
-// hubConditions are the status.conditions of the hub Application name.
-func hubConditions(ctx SpecContext, g Gomega, name string) []map[string]any {
+// appConditions are the status.conditions of the hub Application name.
+func appConditions(ctx SpecContext, g Gomega, name string) []map[string]any {
 	app := getApp(ctx, g, hub, argoNS, name)
 	list, _, _ := unstructured.NestedSlice(app.Object, "status", "conditions")
 	out := make([]map[string]any, 0, len(list))
