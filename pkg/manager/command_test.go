@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	workv1 "open-cluster-management.io/api/work/v1"
 )
 
@@ -37,7 +38,11 @@ func TestManifestWorkCacheHoldsOnlyPulledWorks(t *testing.T) {
 		},
 		Spec: argov1alpha1.ApplicationSpec{Destination: argov1alpha1.ApplicationDestination{Namespace: "guestbook"}},
 	}
-	pulled, err := propagation.BuildManifestWork(app)
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pulled, err := propagation.BuildManifestWork(&unstructured.Unstructured{Object: obj}, propagation.Requests{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
+
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 
 	argoapp "github.com/argoproj/argo-cd/v2/pkg/apis/application"
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
@@ -23,15 +27,32 @@ const (
 	FeedbackOperationStatePhase     = "operationStatePhase"
 	FeedbackOperationStateStartedAt = "operationStateStartedAt"
 	FeedbackSyncRevision            = "syncRevision"
+	// FeedbackOperationDelivered and FeedbackRefreshDelivered are the ids of the last hub
+	// requests the agent set on the spoke Application (DeliveredFromFeedback).
+	FeedbackOperationDelivered = "operationDelivered"
+	FeedbackRefreshDelivered   = "refreshDelivered"
 )
 
-// feedbackPaths are the JSONPaths of each feedback value in the spoke Application.
-var feedbackPaths = []workv1.JsonPath{
-	{Name: FeedbackHealthStatus, Path: ".status.health.status"},
-	{Name: FeedbackSyncStatus, Path: ".status.sync.status"},
-	{Name: FeedbackOperationStatePhase, Path: ".status.operationState.phase"},
-	{Name: FeedbackOperationStateStartedAt, Path: ".status.operationState.startedAt"},
-	{Name: FeedbackSyncRevision, Path: ".status.sync.revision"},
+// scalarPaths and deliveredPaths are the JSONPaths of each feedback value in the spoke
+// Application: what ScalarsFromFeedback reads, and what DeliveredFromFeedback reads.
+var (
+	scalarPaths = []workv1.JsonPath{
+		{Name: FeedbackHealthStatus, Path: ".status.health.status"},
+		{Name: FeedbackSyncStatus, Path: ".status.sync.status"},
+		{Name: FeedbackOperationStatePhase, Path: ".status.operationState.phase"},
+		{Name: FeedbackOperationStateStartedAt, Path: ".status.operationState.startedAt"},
+		{Name: FeedbackSyncRevision, Path: ".status.sync.revision"},
+	}
+	deliveredPaths = []workv1.JsonPath{
+		{Name: FeedbackOperationDelivered, Path: annotationPath(apps.AnnotationOperationDelivered)},
+		{Name: FeedbackRefreshDelivered, Path: annotationPath(apps.AnnotationRefreshDelivered)},
+	}
+)
+
+// annotationPath is the JSONPath of annotation key: Kubernetes JSONPath needs the dots
+// inside a key escaped.
+func annotationPath(key string) string {
+	return ".metadata.annotations." + strings.ReplaceAll(key, ".", `\.`)
 }
 
 // FeedbackRules are the status feedback rules of the Application manifest of a pulled
@@ -39,7 +60,7 @@ var feedbackPaths = []workv1.JsonPath{
 func FeedbackRules() []workv1.FeedbackRule {
 	return []workv1.FeedbackRule{{
 		Type:      workv1.JSONPathsType,
-		JsonPaths: append([]workv1.JsonPath(nil), feedbackPaths...),
+		JsonPaths: slices.Concat(scalarPaths, deliveredPaths),
 	}}
 }
 
@@ -97,7 +118,7 @@ func ScalarsFromFeedback(values []workv1.FeedbackValue) (Scalars, error) {
 		errs []error
 	)
 	for _, v := range values {
-		if !knownFeedback(v.Name) {
+		if !scalarFeedback(v.Name) {
 			continue
 		}
 		str, err := stringValue(v.Value)
@@ -130,13 +151,36 @@ func ScalarsFromFeedback(values []workv1.FeedbackValue) (Scalars, error) {
 	return s, errors.Join(errs...)
 }
 
-func knownFeedback(name string) bool {
-	for _, p := range feedbackPaths {
-		if p.Name == name {
-			return true
+// Delivered are the ids of the last hub requests the agent set on the spoke Application,
+// as the ManifestWork's status feedback shows them: the spoke's acknowledgement, after
+// which the hub clears the request. Empty when the feedback has none.
+type Delivered struct {
+	Operation string
+	Refresh   string
+}
+
+// DeliveredFromFeedback reads the delivered request ids from feedback values. A value of
+// an unexpected type counts as none: the hub then keeps its request, which the agent
+// never runs twice.
+func DeliveredFromFeedback(values []workv1.FeedbackValue) Delivered {
+	var d Delivered
+	for _, v := range values {
+		str, err := stringValue(v.Value)
+		if err != nil {
+			continue
+		}
+		switch v.Name {
+		case FeedbackOperationDelivered:
+			d.Operation = str
+		case FeedbackRefreshDelivered:
+			d.Refresh = str
 		}
 	}
-	return false
+	return d
+}
+
+func scalarFeedback(name string) bool {
+	return slices.ContainsFunc(scalarPaths, func(p workv1.JsonPath) bool { return p.Name == name })
 }
 
 // stringValue reads a feedback value that must be a string. The work agent reports JSONPath

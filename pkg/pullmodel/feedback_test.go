@@ -9,8 +9,12 @@ import (
 	synccommon "github.com/argoproj/gitops-engine/pkg/sync/common"
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	workv1 "open-cluster-management.io/api/work/v1"
+	"open-cluster-management.io/ocm/pkg/work/spoke/statusfeedback"
+
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 )
 
 var (
@@ -154,5 +158,81 @@ func TestApplicationFeedback(t *testing.T) {
 	}
 	if _, found := ApplicationFeedback(nil); found {
 		t.Error("nil ManifestWork: found feedback")
+	}
+}
+
+func TestDeliveredFromFeedback(t *testing.T) {
+	tests := map[string]struct {
+		values []workv1.FeedbackValue
+		want   Delivered
+	}{
+		"none":               {values: []workv1.FeedbackValue{str(FeedbackSyncStatus, "Synced")}},
+		"operation":          {values: []workv1.FeedbackValue{str(FeedbackOperationDelivered, "op-1")}, want: Delivered{Operation: "op-1"}},
+		"both":               {values: []workv1.FeedbackValue{str(FeedbackRefreshDelivered, "r-2"), str(FeedbackOperationDelivered, "op-1")}, want: Delivered{Operation: "op-1", Refresh: "r-2"}},
+		"JSON string":        {values: []workv1.FeedbackValue{{Name: FeedbackRefreshDelivered, Value: workv1.FieldValue{Type: workv1.JsonRaw, JsonRaw: ptr.To(`"r-2"`)}}}, want: Delivered{Refresh: "r-2"}},
+		"wrong type is none": {values: []workv1.FeedbackValue{{Name: FeedbackOperationDelivered, Value: workv1.FieldValue{Type: workv1.Integer, Integer: ptr.To[int64](1)}}}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := DeliveredFromFeedback(tc.values); got != tc.want {
+				t.Errorf("DeliveredFromFeedback() = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestFeedbackRulesReadByTheWorkAgent runs the rules through the OCM work agent's own
+// status reader on a spoke Application: the annotation paths, dots escaped, must find the
+// delivered ids next to the other annotations, and every value must parse back.
+func TestFeedbackRulesReadByTheWorkAgent(t *testing.T) {
+	app := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "argoproj.io/v1alpha1",
+		"kind":       "Application",
+		"metadata": map[string]any{
+			"name": "guestbook", "namespace": "argocd",
+			"annotations": map[string]any{
+				apps.AnnotationOperationDelivered:           "op-1",
+				apps.AnnotationRefreshDelivered:             "refresh-2",
+				apps.AnnotationOperationRequest:             `{"id":"op-3","operation":{}}`,
+				"apps.open-cluster-management.io/operation": "not this one",
+			},
+		},
+		"status": map[string]any{
+			"health":         map[string]any{"status": "Healthy"},
+			"sync":           map[string]any{"status": "Synced", "revision": "8f3c2b1"},
+			"operationState": map[string]any{"phase": "Succeeded", "startedAt": "2026-11-01T10:00:00Z"},
+		},
+	}}
+	var values []workv1.FeedbackValue
+	for _, rule := range FeedbackRules() {
+		got, err := statusfeedback.NewStatusReader().GetValuesByRule(app, rule)
+		if err != nil {
+			t.Fatalf("the work agent's reader refuses the rules: %v", err)
+		}
+		values = append(values, got...)
+	}
+	if got, want := DeliveredFromFeedback(values), (Delivered{Operation: "op-1", Refresh: "refresh-2"}); got != want {
+		t.Errorf("delivered = %+v, want %+v (values %+v)", got, want, values)
+	}
+	s, err := ScalarsFromFeedback(values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Health == nil || s.Sync == nil || s.Revision == nil || s.OperationPhase == nil || s.OperationStartedAt == nil {
+		t.Errorf("scalars not all read: %+v", s)
+	}
+
+	// Without the annotations the values are absent, not empty strings.
+	unstructured.RemoveNestedField(app.Object, "metadata", "annotations")
+	values = nil
+	for _, rule := range FeedbackRules() {
+		got, err := statusfeedback.NewStatusReader().GetValuesByRule(app, rule)
+		if err != nil {
+			t.Fatal(err)
+		}
+		values = append(values, got...)
+	}
+	if got := DeliveredFromFeedback(values); got != (Delivered{}) {
+		t.Errorf("delivered without annotations = %+v", got)
 	}
 }

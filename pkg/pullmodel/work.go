@@ -28,7 +28,7 @@ const (
 
 // WorkName is the ManifestWork name of app: "<name>-<first 5 characters of its UID>",
 // shortened with a stable hash when longer than an object name may be.
-func WorkName(app *argov1alpha1.Application) string {
+func WorkName(app metav1.Object) string {
 	uid := string(app.GetUID())
 	if len(uid) > uidPrefixLength {
 		uid = uid[:uidPrefixLength]
@@ -123,7 +123,7 @@ func CurrentWork(app *argov1alpha1.Application, works []workv1.ManifestWork) *wo
 // OwningApplicationSets are the ApplicationSets that own app (the ApplicationSet
 // controller sets one controller reference; an ApplicationSet is always in its
 // Applications' namespace).
-func OwningApplicationSets(app *argov1alpha1.Application) []types.NamespacedName {
+func OwningApplicationSets(app metav1.Object) []types.NamespacedName {
 	var out []types.NamespacedName
 	for _, ref := range app.GetOwnerReferences() {
 		if ref.Kind == applicationSetKind && strings.HasPrefix(ref.APIVersion, argov1alpha1.SchemeGroupVersion.Group+"/") && ref.Name != "" {

@@ -21,7 +21,9 @@ const (
 	AnnotationDestinationServer = "apps.open-cluster-management.io/destination-server"
 	// AnnotationSkipReconcile makes the hub's Argo CD leave a marked Application alone.
 	AnnotationSkipReconcile = "argocd.argoproj.io/skip-reconcile"
-	// AnnotationRefresh asks Argo CD to refresh an Application; the spoke removes it once done.
+	// AnnotationRefresh asks Argo CD to refresh an Application ("normal" or "hard"); Argo
+	// CD removes it once done. On a hub Application it is a request the pull model
+	// delivers once (AnnotationRefreshRequest) and then removes from the hub.
 	AnnotationRefresh = "argocd.argoproj.io/refresh"
 )
 
@@ -37,4 +39,25 @@ const (
 	// AnnotationHostingApplicationSet is "<namespace>/<name>" of the owning ApplicationSet.
 	// The same key labels a MulticlusterApplicationSetReport.
 	AnnotationHostingApplicationSet = "apps.open-cluster-management.io/hosting-applicationset"
+)
+
+// Requests from the hub, delivered once. The payload never carries the hub Application's
+// .operation or its refresh annotation: the work agent would re-apply them with every
+// later change of the ManifestWork, and a sync would run again. It carries each as a
+// request with an id instead; the agent on the cluster sets it on the spoke Application
+// once per id, and the hub clears it once the ManifestWork's status feedback shows the id
+// delivered. See OperationRequest and RefreshRequest for the values.
+const (
+	// AnnotationOperationRequest, on the payload, asks the agent to set .operation on the
+	// spoke Application. Value: JSON OperationRequest.
+	AnnotationOperationRequest = "apps.open-cluster-management.io/operation-request"
+	// AnnotationRefreshRequest, on the payload, asks the agent to set AnnotationRefresh on
+	// the spoke Application. Value: JSON RefreshRequest.
+	AnnotationRefreshRequest = "apps.open-cluster-management.io/refresh-request"
+	// AnnotationOperationDelivered, on the spoke Application, is the id of the last
+	// operation request the agent set there, written in the same patch as .operation.
+	AnnotationOperationDelivered = "apps.open-cluster-management.io/operation-delivered"
+	// AnnotationRefreshDelivered, on the spoke Application, is the id of the last refresh
+	// request the agent set there, written in the same patch as the refresh annotation.
+	AnnotationRefreshDelivered = "apps.open-cluster-management.io/refresh-delivered"
 )

@@ -43,8 +43,12 @@ type reconciler struct {
 	client client.Client
 	// apiReader reads from the API server directly, to re-read after a conflict.
 	apiReader client.Reader
-	recorder  record.EventRecorder
-	now       func() metav1.Time
+	// cache reads hub Applications as stored (unstructured), which client would read from
+	// the API server instead.
+	cache    client.Reader
+	recorder record.EventRecorder
+	now      func() metav1.Time
+	cleared  *clearedRequests
 }
 
 var _ reconcile.Reconciler = &reconciler{}
@@ -52,8 +56,8 @@ var _ reconcile.Reconciler = &reconciler{}
 // Setup registers the controller with mgr. The shared pull-model indexes
 // (pullmodel.SetupIndexes) must be registered on mgr first.
 func Setup(mgr ctrl.Manager) error {
-	r := &reconciler{client: mgr.GetClient(), apiReader: mgr.GetAPIReader(),
-		recorder: mgr.GetEventRecorderFor(ControllerName), now: metav1.Now}
+	r := &reconciler{client: mgr.GetClient(), apiReader: mgr.GetAPIReader(), cache: mgr.GetCache(),
+		recorder: mgr.GetEventRecorderFor(ControllerName), now: metav1.Now, cleared: newClearedRequests()}
 	return r.setupWithManager(mgr)
 }
 
@@ -71,18 +75,24 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 
-	app := &argov1alpha1.Application{}
-	if err := r.client.Get(ctx, req.NamespacedName, app); err != nil {
+	in, err := r.getApplication(ctx, req.NamespacedName)
+	if err != nil {
 		if !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, fmt.Errorf("getting Application %s: %w", req.NamespacedName, err)
 		}
 		// Gone: nothing may stay behind.
+		r.cleared.forget(req.NamespacedName)
 		return ctrl.Result{}, r.deleteWorks(ctx, works, nil)
 	}
+	app := in.typed
 
 	if !app.DeletionTimestamp.IsZero() {
 		return r.reconcileDelete(ctx, app, works)
 	}
+	if err := r.settleRequests(ctx, in, works); err != nil {
+		return ctrl.Result{}, err
+	}
+	app = in.typed
 
 	pulled, p, err := checkInput(ctx, app, r.managedCluster)
 	if err != nil {
@@ -100,7 +110,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, r.hold(ctx, app, works, p)
 	}
 
-	desired, err := r.desiredWork(ctx, app)
+	desired, err := r.desiredWork(ctx, in)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -147,9 +157,10 @@ func (r *reconciler) reconcileDelete(ctx context.Context, app *argov1alpha1.Appl
 	return ctrl.Result{}, nil
 }
 
-// desiredWork returns the ManifestWork a marked, valid, targetable app should have.
-func (r *reconciler) desiredWork(_ context.Context, app *argov1alpha1.Application) (*workv1.ManifestWork, error) {
-	return BuildManifestWork(app)
+// desiredWork returns the ManifestWork a marked, valid, targetable Application should
+// have, built from it as stored with the requests settleRequests chose.
+func (r *reconciler) desiredWork(_ context.Context, in *storedApplication) (*workv1.ManifestWork, error) {
+	return BuildManifestWork(in.stored, in.requests)
 }
 
 // managedCluster is the ManagedCluster name, nil when it does not exist.

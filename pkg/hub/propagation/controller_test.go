@@ -88,12 +88,12 @@ func TestIndexAppByClusterFollowsTheTargetRule(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			app := hubApplication("a").Cluster(tc.annotation).Build()
+			app := stored(t, hubApplication("a").Cluster(tc.annotation).Build())
 			got := indexAppByCluster(app)
 			if len(got) != len(tc.want) || (len(got) == 1 && got[0] != tc.want[0]) {
 				t.Errorf("index keys = %q, want %q", got, tc.want)
 			}
-			if w, err := BuildManifestWork(app); err == nil && len(got) == 1 && w.Namespace != got[0] {
+			if w, err := BuildManifestWork(app, Requests{}); err == nil && len(got) == 1 && w.Namespace != got[0] {
 				t.Errorf("index key %q is not the ManifestWork's namespace %q", got[0], w.Namespace)
 			}
 		})

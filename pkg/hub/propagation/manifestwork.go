@@ -12,6 +12,7 @@ import (
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	workv1 "open-cluster-management.io/api/work/v1"
 )
@@ -30,7 +31,7 @@ const (
 var applicationGVK = argov1alpha1.SchemeGroupVersion.WithKind(argoapp.ApplicationKind)
 
 // hubAnnotations are the annotations naming the hub Application, for the work and the payload.
-func hubAnnotations(app *argov1alpha1.Application) map[string]string {
+func hubAnnotations(app metav1.Object) map[string]string {
 	a := map[string]string{
 		apps.AnnotationHubApplicationNamespace: app.GetNamespace(),
 		apps.AnnotationHubApplicationName:      app.GetName(),
@@ -41,64 +42,110 @@ func hubAnnotations(app *argov1alpha1.Application) map[string]string {
 	return a
 }
 
-// Payload is the Application the managed cluster receives: spec, operation, finalizers,
-// labels and annotations, never status.
-type Payload struct {
-	metav1.TypeMeta   `json:",inline"`
-	metav1.ObjectMeta `json:"metadata"`
-	Spec              argov1alpha1.ApplicationSpec `json:"spec"`
-	Operation         *argov1alpha1.Operation      `json:"operation,omitempty"`
-}
-
-// payloadStrippedLabels and payloadStrippedAnnotations are hub-only selection and configuration keys.
+// payloadStrippedLabels and payloadStrippedAnnotations are the keys the payload never
+// carries from the hub Application: hub-only selection and configuration; the hub's
+// requests, which travel as request annotations instead (Requests); and the keys the
+// agent owns on the spoke, which the work agent would otherwise own and reset.
 var (
 	payloadStrippedLabels      = []string{apps.LabelPullToOCMManagedCluster}
 	payloadStrippedAnnotations = []string{
 		apps.AnnotationOCMManagedCluster, apps.AnnotationOCMManagedClusterAppNamespace, apps.AnnotationSkipReconcile,
 		apps.AnnotationDestinationName, apps.AnnotationDestinationServer,
+		apps.AnnotationRefresh, apps.AnnotationOperationRequest, apps.AnnotationRefreshRequest,
+		apps.AnnotationOperationDelivered, apps.AnnotationRefreshDelivered,
 	}
 )
 
-// BuildPayload returns the Application the managed cluster gets for app. It does not
-// modify app.
-func BuildPayload(app *argov1alpha1.Application) *Payload {
-	p := &Payload{
-		TypeMeta: metav1.TypeMeta{APIVersion: applicationGVK.GroupVersion().String(), Kind: applicationGVK.Kind},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:        app.GetName(),
-			Namespace:   app.GetNamespace(),
-			Labels:      copyWithout(app.GetLabels(), payloadStrippedLabels),
-			Annotations: copyWithout(app.GetAnnotations(), payloadStrippedAnnotations),
-			Finalizers:  append([]string(nil), app.GetFinalizers()...),
-		},
-		Spec:      *app.Spec.DeepCopy(),
-		Operation: app.Operation.DeepCopy(),
-	}
-	if ns := app.GetAnnotations()[apps.AnnotationOCMManagedClusterAppNamespace]; ns != "" {
-		p.Namespace = ns
-	}
-	if p.Annotations == nil {
-		p.Annotations = map[string]string{}
-	}
-	for k, v := range hubAnnotations(app) {
-		p.Annotations[k] = v
-	}
-	p.Spec.Destination.Name = ""
-	p.Spec.Destination.Server = DefaultDestinationServer
-	if name, ok := app.GetAnnotations()[apps.AnnotationDestinationName]; ok {
-		p.Spec.Destination.Name, p.Spec.Destination.Server = name, ""
-	}
-	if server, ok := app.GetAnnotations()[apps.AnnotationDestinationServer]; ok {
-		p.Spec.Destination.Name, p.Spec.Destination.Server = "", server
-	}
-	return p
+// Requests are the hub requests a payload carries, each nil when there is none.
+type Requests struct {
+	Operation *apps.OperationRequest
+	Refresh   *apps.RefreshRequest
 }
 
-// BuildManifestWork returns the ManifestWork for a marked, valid app (see Validate). It
-// does not modify app.
-func BuildManifestWork(app *argov1alpha1.Application) (*workv1.ManifestWork, error) {
-	payload := BuildPayload(app)
-	raw, err := json.Marshal(payload)
+// BuildPayload returns the Application the managed cluster gets for app, the hub
+// Application as stored: everything the user wrote, known to this module's Argo CD types
+// or not, except what the wire contract rewrites. Metadata is name, namespace (the
+// app-namespace annotation's when set), labels and annotations without the hub-only keys
+// plus the hub-application annotations and reqs, and finalizers; spec is app's with the
+// destination pointed at the managed cluster itself (or the override annotations); no
+// status and no .operation. It does not modify app.
+func BuildPayload(app *unstructured.Unstructured, reqs Requests) (*unstructured.Unstructured, error) {
+	spec, _, err := unstructured.NestedMap(app.Object, "spec")
+	if err != nil {
+		return nil, fmt.Errorf("reading the spec of Application %s/%s: %w", app.GetNamespace(), app.GetName(), err)
+	}
+	if spec == nil {
+		spec = map[string]any{}
+	}
+	destination, _, err := unstructured.NestedMap(spec, "destination")
+	if err != nil {
+		return nil, fmt.Errorf("reading the destination of Application %s/%s: %w", app.GetNamespace(), app.GetName(), err)
+	}
+	if destination == nil {
+		destination = map[string]any{}
+	}
+	delete(destination, "name")
+	destination["server"] = DefaultDestinationServer
+	if name, ok := app.GetAnnotations()[apps.AnnotationDestinationName]; ok {
+		delete(destination, "server")
+		destination["name"] = name
+	}
+	if server, ok := app.GetAnnotations()[apps.AnnotationDestinationServer]; ok {
+		delete(destination, "name")
+		destination["server"] = server
+	}
+	spec["destination"] = destination
+
+	p := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+	p.SetGroupVersionKind(applicationGVK)
+	p.SetName(app.GetName())
+	p.SetNamespace(app.GetNamespace())
+	if ns := app.GetAnnotations()[apps.AnnotationOCMManagedClusterAppNamespace]; ns != "" {
+		p.SetNamespace(ns)
+	}
+	p.SetLabels(copyWithout(app.GetLabels(), payloadStrippedLabels))
+	annotations := copyWithout(app.GetAnnotations(), payloadStrippedAnnotations)
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	for k, v := range hubAnnotations(app) {
+		annotations[k] = v
+	}
+	if err := addRequests(annotations, reqs); err != nil {
+		return nil, fmt.Errorf("encoding the requests of Application %s/%s: %w", app.GetNamespace(), app.GetName(), err)
+	}
+	p.SetAnnotations(annotations)
+	p.SetFinalizers(app.GetFinalizers())
+	return p, nil
+}
+
+// addRequests puts reqs on annotations as the request annotations.
+func addRequests(annotations map[string]string, reqs Requests) error {
+	if reqs.Operation != nil {
+		v, err := json.Marshal(reqs.Operation)
+		if err != nil {
+			return err
+		}
+		annotations[apps.AnnotationOperationRequest] = string(v)
+	}
+	if reqs.Refresh != nil {
+		v, err := json.Marshal(reqs.Refresh)
+		if err != nil {
+			return err
+		}
+		annotations[apps.AnnotationRefreshRequest] = string(v)
+	}
+	return nil
+}
+
+// BuildManifestWork returns the ManifestWork for app, a marked and valid hub Application
+// (see Validate) as stored, carrying reqs. It does not modify app.
+func BuildManifestWork(app *unstructured.Unstructured, reqs Requests) (*workv1.ManifestWork, error) {
+	payload, err := BuildPayload(app, reqs)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := json.Marshal(payload.Object)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the payload of Application %s/%s: %w", app.GetNamespace(), app.GetName(), err)
 	}
@@ -123,13 +170,13 @@ func BuildManifestWork(app *argov1alpha1.Application) (*workv1.ManifestWork, err
 	}, nil
 }
 
-func manifestConfig(payload *Payload) workv1.ManifestConfigOption {
+func manifestConfig(payload *unstructured.Unstructured) workv1.ManifestConfigOption {
 	return workv1.ManifestConfigOption{
 		ResourceIdentifier: workv1.ResourceIdentifier{
 			Group:     applicationGVK.Group,
 			Resource:  argoapp.ApplicationPlural,
-			Name:      payload.Name,
-			Namespace: payload.Namespace,
+			Name:      payload.GetName(),
+			Namespace: payload.GetNamespace(),
 		},
 		FeedbackRules:      pullmodel.FeedbackRules(),
 		FeedbackScrapeType: workv1.FeedbackPollType,
@@ -138,8 +185,10 @@ func manifestConfig(payload *Payload) workv1.ManifestConfigOption {
 			ServerSideApply: &workv1.ServerSideApplyConfig{
 				Force:        true,
 				FieldManager: workv1.DefaultFieldManager,
-				// The spoke's Argo CD clears .operation and the refresh annotation once
-				// done; re-applying them unchanged would start it all over again.
+				// The payload never carries .operation nor the refresh annotation: the agent
+				// sets them from the request annotations, once per request, and the spoke's
+				// Argo CD clears them. Naming them here also makes the work agent skip the
+				// apply while the ManifestWork is unchanged (it compares a hash).
 				IgnoreFields: []workv1.IgnoreField{{
 					Condition: workv1.IgnoreFieldsConditionOnSpokeChange,
 					JSONPaths: []string{".operation", `.metadata.annotations.argocd\.argoproj\.io/refresh`},
@@ -185,22 +234,40 @@ func WorkUpToDate(existing, desired *workv1.ManifestWork) bool {
 	return equality.Semantic.DeepEqual(existing.Spec.DeleteOption, desired.Spec.DeleteOption)
 }
 
-// samePayload compares two encoded payloads as typed Applications, so key order and
-// null versus absent do not count as a change.
+// samePayload compares two encoded payloads as JSON values, every field included (Argo CD
+// 3's too), so key order and null versus absent do not count as a change.
 func samePayload(a, b []byte) bool {
 	ca, errA := canonicalPayload(a)
 	cb, errB := canonicalPayload(b)
 	return errA == nil && errB == nil && bytes.Equal(ca, cb)
 }
 
-// canonicalPayload re-encodes raw through Payload. (Argo CD types carry unexported
-// fields, so they are compared encoded rather than with reflection.)
+// canonicalPayload re-encodes raw with object keys sorted and null members dropped.
 func canonicalPayload(raw []byte) ([]byte, error) {
-	var p Payload
-	if err := json.Unmarshal(raw, &p); err != nil {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
 		return nil, err
 	}
-	return json.Marshal(&p)
+	return json.Marshal(withoutNulls(v))
+}
+
+// withoutNulls drops the null members of every object in v, in place.
+func withoutNulls(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, member := range t {
+			if member == nil {
+				delete(t, k)
+				continue
+			}
+			t[k] = withoutNulls(member)
+		}
+	case []any:
+		for i := range t {
+			t[i] = withoutNulls(t[i])
+		}
+	}
+	return v
 }
 
 func containsAll(have, want map[string]string) bool {

@@ -2,6 +2,8 @@ package propagation
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,10 +13,12 @@ import (
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	workv1 "open-cluster-management.io/api/work/v1"
+	"sigs.k8s.io/yaml"
 )
 
 // hubApplication is where the tests start: a pulled hub Application with the spec and
@@ -30,8 +34,6 @@ func hubApplication(name string) *builders.ApplicationBuilder {
 
 // syncOperation is the operation a user's `argocd app sync` sets on the hub Application.
 var syncOperation = argov1alpha1.Operation{Sync: &argov1alpha1.SyncOperation{Revision: "HEAD", Prune: true}}
-
-var ignoreUnexported = cmpopts.IgnoreUnexported(argov1alpha1.ApplicationDestination{})
 
 func ptrTrue() *bool { t := true; return &t }
 
@@ -121,20 +123,36 @@ func decodePayload(t *testing.T, w *workv1.ManifestWork) map[string]any {
 	return m
 }
 
-// TestBuildManifestWorkGolden pins the exact ManifestWork of one Application.
-func TestBuildManifestWorkGolden(t *testing.T) {
-	app := hubApplication("cluster1-guestbook").Cluster("cluster1").OwnedBy("guestbook", "appset-uid").
-		Finalizer(ResourcesFinalizer).Operation(syncOperation).
-		Label("app.kubernetes.io/part-of", "guestbook").
-		Annotation(apps.AnnotationRefresh, "hard").
-		Annotation(apps.AnnotationOCMManagedClusterAppNamespace, "openshift-gitops").Build()
-	before := app.DeepCopy()
-
-	got, err := BuildManifestWork(app)
+// stored is app as the API server stores it, which the payload is built from.
+func stored(t *testing.T, app *argov1alpha1.Application) *unstructured.Unstructured {
+	t.Helper()
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(app)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(before, app, ignoreUnexported); diff != "" {
+	u := &unstructured.Unstructured{Object: obj}
+	u.SetGroupVersionKind(applicationGVK)
+	return u
+}
+
+// TestBuildManifestWorkGolden pins the exact ManifestWork of one Application.
+func TestBuildManifestWorkGolden(t *testing.T) {
+	app := stored(t, hubApplication("cluster1-guestbook").Cluster("cluster1").OwnedBy("guestbook", "appset-uid").
+		Finalizer(ResourcesFinalizer).Operation(syncOperation).
+		Label("app.kubernetes.io/part-of", "guestbook").
+		Annotation(apps.AnnotationRefresh, "hard").
+		Annotation(apps.AnnotationOCMManagedClusterAppNamespace, "openshift-gitops").Build())
+	before := app.DeepCopy()
+	reqs := Requests{
+		Operation: &apps.OperationRequest{ID: "op-1", Operation: json.RawMessage(`{"sync":{"prune":true,"revision":"HEAD"}}`)},
+		Refresh:   &apps.RefreshRequest{ID: "refresh-1", Refresh: "hard"},
+	}
+
+	got, err := BuildManifestWork(app, reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(before, app); diff != "" {
 		t.Fatalf("BuildManifestWork modified its input (-before +after):\n%s", diff)
 	}
 
@@ -146,10 +164,11 @@ func TestBuildManifestWorkGolden(t *testing.T) {
 			"namespace": "openshift-gitops",
 			"labels":    map[string]any{"app.kubernetes.io/part-of": "guestbook"},
 			"annotations": map[string]any{
-				apps.AnnotationRefresh:                 "hard",
 				apps.AnnotationHubApplicationNamespace: "argocd",
 				apps.AnnotationHubApplicationName:      "cluster1-guestbook",
 				apps.AnnotationHostingApplicationSet:   "argocd/guestbook",
+				apps.AnnotationOperationRequest:        `{"id":"op-1","operation":{"sync":{"prune":true,"revision":"HEAD"}}}`,
+				apps.AnnotationRefreshRequest:          `{"id":"refresh-1","refresh":"hard"}`,
 			},
 			"finalizers": []any{ResourcesFinalizer},
 		},
@@ -159,11 +178,6 @@ func TestBuildManifestWorkGolden(t *testing.T) {
 				"repoURL": "https://github.com/argoproj/argocd-example-apps", "path": "guestbook", "targetRevision": "HEAD"},
 			"destination": map[string]any{"server": "https://kubernetes.default.svc", "namespace": "guestbook"},
 			"syncPolicy":  map[string]any{"automated": map[string]any{"prune": true}},
-		},
-		"operation": map[string]any{
-			"sync":        map[string]any{"revision": "HEAD", "prune": true},
-			"initiatedBy": map[string]any{},
-			"retry":       map[string]any{},
 		},
 	}
 	if diff := cmp.Diff(wantPayload, decodePayload(t, got)); diff != "" {
@@ -197,6 +211,8 @@ func TestBuildManifestWorkGolden(t *testing.T) {
 						{Name: "operationStatePhase", Path: ".status.operationState.phase"},
 						{Name: "operationStateStartedAt", Path: ".status.operationState.startedAt"},
 						{Name: "syncRevision", Path: ".status.sync.revision"},
+						{Name: "operationDelivered", Path: `.metadata.annotations.apps\.open-cluster-management\.io/operation-delivered`},
+						{Name: "refreshDelivered", Path: `.metadata.annotations.apps\.open-cluster-management\.io/refresh-delivered`},
 					},
 				}},
 				FeedbackScrapeType: workv1.FeedbackPollType,
@@ -219,65 +235,95 @@ func TestBuildManifestWorkGolden(t *testing.T) {
 }
 
 func TestBuildPayload(t *testing.T) {
+	destination := func(t *testing.T, p *unstructured.Unstructured) map[string]any {
+		t.Helper()
+		d, _, err := unstructured.NestedMap(p.Object, "spec", "destination")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
 	tests := map[string]struct {
 		app   *argov1alpha1.Application
-		check func(t *testing.T, p *Payload)
+		reqs  Requests
+		check func(t *testing.T, p *unstructured.Unstructured)
 	}{
 		"destination forced to the spoke's own API server": {
 			app: hubApplication("a").Cluster("c1").Build(),
-			check: func(t *testing.T, p *Payload) {
-				want := argov1alpha1.ApplicationDestination{Server: DefaultDestinationServer, Namespace: "guestbook"}
-				if diff := cmp.Diff(want, p.Spec.Destination, ignoreUnexported); diff != "" {
+			check: func(t *testing.T, p *unstructured.Unstructured) {
+				if diff := cmp.Diff(map[string]any{"server": DefaultDestinationServer, "namespace": "guestbook"}, destination(t, p)); diff != "" {
 					t.Error(diff)
 				}
 			},
 		},
 		"destination-name override": {
 			app: hubApplication("a").Cluster("c1").Annotation(apps.AnnotationDestinationName, "in-cluster").Build(),
-			check: func(t *testing.T, p *Payload) {
-				want := argov1alpha1.ApplicationDestination{Name: "in-cluster", Namespace: "guestbook"}
-				if diff := cmp.Diff(want, p.Spec.Destination, ignoreUnexported); diff != "" {
+			check: func(t *testing.T, p *unstructured.Unstructured) {
+				if diff := cmp.Diff(map[string]any{"name": "in-cluster", "namespace": "guestbook"}, destination(t, p)); diff != "" {
 					t.Error(diff)
 				}
 			},
 		},
 		"destination-server override": {
 			app: hubApplication("a").Cluster("c1").Annotation(apps.AnnotationDestinationServer, "https://10.0.0.1:6443").Build(),
-			check: func(t *testing.T, p *Payload) {
-				want := argov1alpha1.ApplicationDestination{Server: "https://10.0.0.1:6443", Namespace: "guestbook"}
-				if diff := cmp.Diff(want, p.Spec.Destination, ignoreUnexported); diff != "" {
+			check: func(t *testing.T, p *unstructured.Unstructured) {
+				if diff := cmp.Diff(map[string]any{"server": "https://10.0.0.1:6443", "namespace": "guestbook"}, destination(t, p)); diff != "" {
 					t.Error(diff)
 				}
 			},
 		},
 		"namespace defaults to the hub Application's": {
 			app: hubApplication("a").Cluster("c1").Build(),
-			check: func(t *testing.T, p *Payload) {
-				if p.Namespace != "argocd" {
-					t.Errorf("namespace %q", p.Namespace)
+			check: func(t *testing.T, p *unstructured.Unstructured) {
+				if p.GetNamespace() != "argocd" {
+					t.Errorf("namespace %q", p.GetNamespace())
 				}
 			},
 		},
-		"selection keys stripped, others kept, identity dropped": {
+		"selection keys, hub requests and the agent's keys stripped, others kept, identity dropped": {
 			app: hubApplication("a").Cluster("c1").Label("team", "x").Annotation("note", "y").
-				Annotation(apps.AnnotationDestinationName, "in-cluster").Annotation(apps.AnnotationOCMManagedClusterAppNamespace, "gitops").Build(),
-			check: func(t *testing.T, p *Payload) {
-				if diff := cmp.Diff(map[string]string{"team": "x"}, p.Labels); diff != "" {
+				Annotation(apps.AnnotationDestinationName, "in-cluster").Annotation(apps.AnnotationOCMManagedClusterAppNamespace, "gitops").
+				Annotation(apps.AnnotationRefresh, "normal").Operation(syncOperation).
+				Annotation(apps.AnnotationOperationRequest, `{"id":"forged","operation":{}}`).
+				Annotation(apps.AnnotationRefreshRequest, `{"id":"forged","refresh":"hard"}`).
+				Annotation(apps.AnnotationOperationDelivered, "x").Annotation(apps.AnnotationRefreshDelivered, "y").Build(),
+			check: func(t *testing.T, p *unstructured.Unstructured) {
+				if diff := cmp.Diff(map[string]string{"team": "x"}, p.GetLabels()); diff != "" {
 					t.Error(diff)
 				}
 				want := map[string]string{"note": "y", apps.AnnotationHubApplicationNamespace: "argocd", apps.AnnotationHubApplicationName: "a"}
-				if diff := cmp.Diff(want, p.Annotations); diff != "" {
+				if diff := cmp.Diff(want, p.GetAnnotations()); diff != "" {
 					t.Error(diff)
 				}
-				if p.UID != "" || p.ResourceVersion != "" || p.Generation != 0 || len(p.OwnerReferences) != 0 || len(p.ManagedFields) != 0 {
-					t.Errorf("identity kept: %+v", p.ObjectMeta)
+				if diff := cmp.Diff([]string{"apiVersion", "kind", "metadata", "spec"}, slices.Sorted(maps.Keys(p.Object))); diff != "" {
+					t.Errorf("top-level fields (-want +got):\n%s", diff)
+				}
+				if diff := cmp.Diff([]string{"annotations", "labels", "name", "namespace"}, slices.Sorted(maps.Keys(p.Object["metadata"].(map[string]any)))); diff != "" {
+					t.Errorf("metadata fields (-want +got):\n%s", diff)
+				}
+			},
+		},
+		"requests as annotations": {
+			app: hubApplication("a").Cluster("c1").Build(),
+			reqs: Requests{
+				Operation: &apps.OperationRequest{ID: "op-1", Operation: json.RawMessage(`{"sync":{"revision":"HEAD"}}`)},
+				Refresh:   &apps.RefreshRequest{ID: "r-1", Refresh: "normal"},
+			},
+			check: func(t *testing.T, p *unstructured.Unstructured) {
+				op, err := apps.ParseOperationRequest(p.GetAnnotations()[apps.AnnotationOperationRequest])
+				if err != nil || op.ID != "op-1" || string(op.Operation) != `{"sync":{"revision":"HEAD"}}` {
+					t.Errorf("operation request %+v, %v", op, err)
+				}
+				refresh, err := apps.ParseRefreshRequest(p.GetAnnotations()[apps.AnnotationRefreshRequest])
+				if err != nil || refresh != (apps.RefreshRequest{ID: "r-1", Refresh: "normal"}) {
+					t.Errorf("refresh request %+v, %v", refresh, err)
 				}
 			},
 		},
 		"standalone: no hosting-applicationset": {
 			app: hubApplication("a").Cluster("c1").Build(),
-			check: func(t *testing.T, p *Payload) {
-				if _, ok := p.Annotations[apps.AnnotationHostingApplicationSet]; ok {
+			check: func(t *testing.T, p *unstructured.Unstructured) {
+				if _, ok := p.GetAnnotations()[apps.AnnotationHostingApplicationSet]; ok {
 					t.Error("hosting-applicationset on a standalone Application")
 				}
 			},
@@ -285,17 +331,134 @@ func TestBuildPayload(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			before := tc.app.DeepCopy()
-			tc.check(t, BuildPayload(tc.app))
-			if diff := cmp.Diff(before, tc.app, ignoreUnexported); diff != "" {
+			app := stored(t, tc.app)
+			before := app.DeepCopy()
+			p, err := BuildPayload(app, tc.reqs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, p)
+			if diff := cmp.Diff(before, app); diff != "" {
 				t.Fatalf("BuildPayload modified its input (-before +after):\n%s", diff)
 			}
 		})
 	}
 }
 
+// argoCD3Application is a hub Application with fields only Argo CD 3 knows, as stored.
+const argoCD3Application = `
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: guestbook
+  namespace: argocd
+  uid: 7c0e3f5c-0b9a-4d5e-9b7e-1f2a3b4c5d6e
+  resourceVersion: "42"
+  labels:
+    apps.open-cluster-management.io/pull-to-ocm-managed-cluster: "true"
+  annotations:
+    apps.open-cluster-management.io/ocm-managed-cluster: cluster1
+    argocd.argoproj.io/skip-reconcile: "true"
+spec:
+  project: default
+  source:
+    repoURL: https://github.com/argoproj/argocd-example-apps
+    path: kustomize-guestbook
+    targetRevision: HEAD
+    kustomize:
+      ignoreMissingComponents: true
+      labelIncludeTemplates: true
+      commonLabels:
+        team: guestbook
+  destination:
+    name: in-cluster
+    namespace: guestbook
+  syncPolicy:
+    automated:
+      enabled: false
+      prune: true
+    retry:
+      limit: 3
+      refresh: true
+  someFutureField:
+    nested: [1, "two", {three: 3}]
+status:
+  sync:
+    status: Synced
+`
+
+// TestBuildPayloadKeepsWhatTheUserWrote: fields this module's Argo CD v2 types do not
+// know reach the cluster unchanged. automated.enabled: false decoded through the v2 types
+// would arrive as automated: {}, which Argo CD 3 runs as automated sync on.
+func TestBuildPayloadKeepsWhatTheUserWrote(t *testing.T) {
+	app := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(argoCD3Application), &app.Object); err != nil {
+		t.Fatal(err)
+	}
+	w, err := BuildManifestWork(app, Requests{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload := decodePayload(t, w)
+	for _, path := range [][]string{
+		{"spec", "syncPolicy"},
+		{"spec", "source"},
+		{"spec", "project"},
+		{"spec", "someFutureField"},
+		{"spec", "syncPolicy", "automated", "enabled"},
+		{"spec", "syncPolicy", "retry", "refresh"},
+		{"spec", "source", "kustomize", "ignoreMissingComponents"},
+		{"spec", "source", "kustomize", "labelIncludeTemplates"},
+	} {
+		want, found, err := unstructured.NestedFieldNoCopy(app.Object, path...)
+		if !found || err != nil {
+			t.Fatalf("test input lacks %v", path)
+		}
+		got, found, _ := unstructured.NestedFieldNoCopy(payload, path...)
+		if !found {
+			t.Errorf("payload lacks %s", strings.Join(path, "."))
+			continue
+		}
+		wantJSON, _ := json.Marshal(want)
+		gotJSON, _ := json.Marshal(got)
+		if string(wantJSON) != string(gotJSON) {
+			t.Errorf("%s = %s in the payload, want %s", strings.Join(path, "."), gotJSON, wantJSON)
+		}
+	}
+	if enabled, _, _ := unstructured.NestedFieldNoCopy(payload, "spec", "syncPolicy", "automated", "enabled"); enabled != false {
+		t.Errorf("automated.enabled = %v, want false", enabled)
+	}
+	if diff := cmp.Diff(map[string]any{"server": DefaultDestinationServer, "namespace": "guestbook"}, payload["spec"].(map[string]any)["destination"]); diff != "" {
+		t.Errorf("destination (-want +got):\n%s", diff)
+	}
+	if _, ok := payload["status"]; ok {
+		t.Error("payload carries status")
+	}
+
+	// And the work is up to date with itself re-encoded: nothing Argo CD 3 added makes it
+	// look changed.
+	again, err := BuildManifestWork(app, Requests{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !WorkUpToDate(w, again) {
+		t.Error("a rebuilt work is not up to date with the first")
+	}
+	changed := app.DeepCopy()
+	if err := unstructured.SetNestedField(changed.Object, true, "spec", "syncPolicy", "automated", "enabled"); err != nil {
+		t.Fatal(err)
+	}
+	turnedOn, err := BuildManifestWork(changed, Requests{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if WorkUpToDate(w, turnedOn) {
+		t.Error("turning automated.enabled on does not change the work")
+	}
+}
+
 func TestBuildManifestWorkStandalone(t *testing.T) {
-	got, err := BuildManifestWork(hubApplication("a").Cluster("c1").Build())
+	got, err := BuildManifestWork(stored(t, hubApplication("a").Cluster("c1").Build()), Requests{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,7 +475,7 @@ func TestBuildManifestWorkStandalone(t *testing.T) {
 
 func TestWorkUpToDate(t *testing.T) {
 	app := hubApplication("a").Cluster("c1").Build()
-	desired, err := BuildManifestWork(app)
+	desired, err := BuildManifestWork(stored(t, app), Requests{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,9 +495,26 @@ func TestWorkUpToDate(t *testing.T) {
 	}
 	changedApp := app.DeepCopy()
 	changedApp.Spec.Source.TargetRevision = "v2"
-	changed, err := BuildManifestWork(changedApp)
+	changed, err := BuildManifestWork(stored(t, changedApp), Requests{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	withRequest, err := BuildManifestWork(stored(t, app), Requests{Refresh: &apps.RefreshRequest{ID: "r-1", Refresh: "normal"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	withNull := func(w *workv1.ManifestWork) *workv1.ManifestWork {
+		var m map[string]any
+		if err := json.Unmarshal(w.Spec.Workload.Manifests[0].Raw, &m); err != nil {
+			t.Fatal(err)
+		}
+		m["spec"].(map[string]any)["info"] = nil
+		raw, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Spec.Workload.Manifests[0].Raw = raw
+		return w
 	}
 	tests := map[string]struct {
 		existing *workv1.ManifestWork
@@ -343,7 +523,9 @@ func TestWorkUpToDate(t *testing.T) {
 		"same":                     {existing: desired.DeepCopy(), want: true},
 		"re-encoded by the server": {existing: reencoded(desired.DeepCopy()), want: true},
 		"extra label from someone": {existing: withLabel(desired.DeepCopy(), "x", "y"), want: true},
+		"null member":              {existing: withNull(desired.DeepCopy()), want: true},
 		"spec changed":             {existing: changed, want: false},
+		"request added":            {existing: withRequest, want: false},
 		"label missing":            {existing: withoutLabel(desired.DeepCopy(), apps.LabelPullToOCMManagedCluster), want: false},
 		"manifest configs differ":  {existing: withoutConfigs(desired.DeepCopy()), want: false},
 	}
@@ -382,8 +564,10 @@ func TestBuiltWorkFeedbackIsReadBack(t *testing.T) {
 		".status.sync.revision":            "8f3c2b1",
 		".status.operationState.phase":     "Succeeded",
 		".status.operationState.startedAt": "2026-11-01T10:00:00Z",
+		`.metadata.annotations.apps\.open-cluster-management\.io/operation-delivered`: "op-1",
+		`.metadata.annotations.apps\.open-cluster-management\.io/refresh-delivered`:   "refresh-1",
 	}
-	w, err := BuildManifestWork(hubApplication("guestbook").Cluster("cluster1").Build())
+	w, err := BuildManifestWork(stored(t, hubApplication("guestbook").Cluster("cluster1").Build()), Requests{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -418,9 +602,13 @@ func TestBuiltWorkFeedbackIsReadBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, v := range got {
-		if one, _ := pullmodel.ScalarsFromFeedback([]workv1.FeedbackValue{v}); one.IsEmpty() {
-			t.Errorf("feedback value %q is not recognised by the parser", v.Name)
+		one, _ := pullmodel.ScalarsFromFeedback([]workv1.FeedbackValue{v})
+		if one.IsEmpty() && pullmodel.DeliveredFromFeedback([]workv1.FeedbackValue{v}) == (pullmodel.Delivered{}) {
+			t.Errorf("feedback value %q is not recognised by a parser", v.Name)
 		}
+	}
+	if d := pullmodel.DeliveredFromFeedback(got); d != (pullmodel.Delivered{Operation: "op-1", Refresh: "refresh-1"}) {
+		t.Errorf("delivered ids not read from the built work's feedback: %+v", d)
 	}
 	if s.Health == nil || s.Sync == nil || s.Revision == nil || s.OperationPhase == nil || s.OperationStartedAt == nil {
 		t.Errorf("scalars not filled from the built work's feedback: %+v", s)

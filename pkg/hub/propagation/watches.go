@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/klog/v2"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
@@ -24,14 +24,15 @@ const appClusterIndex = "propagation.targetCluster"
 
 // setupWithManager registers the Application index and the watches: Applications carrying
 // the pull label with any value (unmarking must reach Reconcile), their ManifestWorks, and
-// the ManagedClusters they target.
+// the ManagedClusters they target. Applications are watched as stored (unstructured): the
+// payload is built from them.
 func (r *reconciler) setupWithManager(mgr ctrl.Manager) error {
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &argov1alpha1.Application{}, appClusterIndex, indexAppByCluster); err != nil {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), newApplicationObject(), appClusterIndex, indexAppByCluster); err != nil {
 		return fmt.Errorf("indexing Applications by target cluster: %w", err)
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
-		For(&argov1alpha1.Application{}, builder.WithPredicates(pullmodel.PullLabelPredicate())).
+		For(newApplicationObject(), builder.WithPredicates(pullmodel.PullLabelPredicate())).
 		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(workToApp),
 			builder.WithPredicates(pullmodel.PullLabelPredicate())).
 		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(r.clusterToApps),
@@ -55,8 +56,9 @@ func workToApp(_ context.Context, obj client.Object) []reconcile.Request {
 }
 
 func (r *reconciler) clusterToApps(ctx context.Context, obj client.Object) []reconcile.Request {
-	list := &argov1alpha1.ApplicationList{}
-	if err := r.client.List(ctx, list, client.MatchingFields{appClusterIndex: obj.GetName()}); err != nil {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(applicationGVK.GroupVersion().WithKind(applicationGVK.Kind + "List"))
+	if err := r.cache.List(ctx, list, client.MatchingFields{appClusterIndex: obj.GetName()}); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Listing the Applications of a ManagedCluster", "managedCluster", klog.KObj(obj))
 		return nil
 	}

@@ -1,0 +1,52 @@
+package propagation
+
+import (
+	"context"
+	"fmt"
+
+	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// storedApplication is one hub Application as a reconcile sees it: as stored, which the
+// payload is built from so that every field the user wrote reaches the cluster (fields
+// of Argo CD 3 that this module's v2 types would drop, such as syncPolicy.automated.enabled,
+// included); its typed view, decoded from that same object, for every decision; and the
+// requests the payload carries (settleRequests).
+type storedApplication struct {
+	stored   *unstructured.Unstructured
+	typed    *argov1alpha1.Application
+	requests Requests
+}
+
+// newApplicationObject is an empty unstructured Application, to read into.
+func newApplicationObject() *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(applicationGVK)
+	return u
+}
+
+// getApplication reads the hub Application key from the manager's cache as stored.
+func (r *reconciler) getApplication(ctx context.Context, key types.NamespacedName) (*storedApplication, error) {
+	u := newApplicationObject()
+	if err := r.cache.Get(ctx, key, u); err != nil {
+		return nil, err
+	}
+	in := &storedApplication{}
+	if err := in.set(u); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+// set makes stored the Application in holds, with its typed view.
+func (in *storedApplication) set(stored *unstructured.Unstructured) error {
+	typed := &argov1alpha1.Application{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(stored.Object, typed); err != nil {
+		return fmt.Errorf("decoding Application %s/%s: %w", stored.GetNamespace(), stored.GetName(), err)
+	}
+	in.stored, in.typed = stored, typed
+	return nil
+}
