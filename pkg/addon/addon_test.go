@@ -329,8 +329,12 @@ func TestManifestsAgentShape(t *testing.T) {
 		t.Errorf("install-namespace Role rules lack lease or event access: %+v", lease.Rules)
 	}
 	apps := got["*v1.Role argocd/argocd-pull-agent-applications"].(*rbacv1.Role)
-	if !grants(apps.Rules, "argoproj.io", "applications", "", "watch") || grants(apps.Rules, "argoproj.io", "applications", "", "update") {
-		t.Errorf("watched-namespace Role must read, not write, Applications: %+v", apps.Rules)
+	wantAppsRules := []rbacv1.PolicyRule{
+		{APIGroups: []string{"argoproj.io"}, Resources: []string{"applications"}, Verbs: []string{"get", "list", "watch", "patch"}},
+		{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
+	}
+	if diff := cmp.Diff(wantAppsRules, apps.Rules); diff != "" {
+		t.Errorf("watched-namespace Role rules: read and patch Applications (the hub's requests), never update, create or delete them (-want +got):\n%s", diff)
 	}
 	for _, key := range []string{"*v1.RoleBinding gitops-agents/argocd-pull-agent", "*v1.RoleBinding argocd/argocd-pull-agent-applications"} {
 		rb := got[key].(*rbacv1.RoleBinding)

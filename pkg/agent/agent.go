@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -45,7 +46,8 @@ type agent struct {
 	mgr        manager.Manager
 	hub        cluster.Cluster
 	health     *healthChecks
-	// startReports starts the report controller once, when Argo CD's CRD is there.
+	// startReports starts the report and hub request controllers once, when Argo CD's
+	// CRD is there.
 	startReports func() error
 }
 
@@ -125,10 +127,13 @@ func newAgent(o *Options) (*agent, error) {
 	}
 
 	reports := newReportReconciler(a.mgr.GetClient(), a.hub, o.ClusterName, owner, a.namespaces, a.health.writes)
+	requests := newRequestApplier(a.mgr.GetClient(), a.mgr.GetClient())
 	var once sync.Once
 	var startErr error
 	a.startReports = func() error {
-		once.Do(func() { startErr = reports.start(a.mgr, a.hub, o.coalesceWindow()) })
+		once.Do(func() {
+			startErr = errors.Join(reports.start(a.mgr, a.hub, o.coalesceWindow()), requests.start(a.mgr))
+		})
 		return startErr
 	}
 	env := &environmentReconciler{
