@@ -394,6 +394,8 @@ var _ = Describe("Agent", Ordered, func() {
 
 	Context("when the hub refuses its report writes", reportRefusalSpecs)
 
+	Context("running the hub's requests", hubRequestSpecs)
+
 	Context("with only the permissions the addon grants it", scopedAgentSpecs)
 })
 

@@ -152,6 +152,22 @@ func scopedAgentSpecs() {
 		}).Should(Succeed(), refused.describe)
 	})
 
+	It("sets the hub's requests on a pulled Application", func() {
+		createApplication(pulledApp(scopedWatchNS, "requested").Build(), syncedHealthy("abc"))
+		setAnnotations(client.ObjectKey{Namespace: scopedWatchNS, Name: "requested"}, map[string]any{
+			apps.AnnotationOperationRequest: `{"id":"op-1","operation":{"sync":{"revision":"HEAD"}}}`,
+			apps.AnnotationRefreshRequest:   `{"id":"r-1","refresh":"hard"}`,
+		})
+		Eventually(func(g Gomega) {
+			app := getSpoke(g, client.ObjectKey{Namespace: scopedWatchNS, Name: "requested"})
+			g.Expect(app.Object["operation"]).To(Equal(map[string]any{"sync": map[string]any{"revision": "HEAD"}}))
+			g.Expect(app.GetAnnotations()).To(And(
+				HaveKeyWithValue(apps.AnnotationOperationDelivered, "op-1"),
+				HaveKeyWithValue(apps.AnnotationRefreshDelivered, "r-1"),
+				HaveKeyWithValue(apps.AnnotationRefresh, "hard")))
+		}).Should(Succeed(), refused.describe)
+	})
+
 	It("updates the report when Argo CD changes the status", func() {
 		status := syncedHealthy("def")
 		status.Health = argov1alpha1.HealthStatus{Status: health.HealthStatusDegraded, Message: "Deployment has minimum availability false"}

@@ -7,7 +7,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/agent"
@@ -23,8 +22,10 @@ var (
 	hub, managed             client.Client
 	hubProxy                 *tcpProxy
 	writes                   = framework.NewRequestCounter()
-	theAgent                 *runningAgent
-	ctx                      = context.Background()
+	// managedWrites counts the agent under test's writes to the managed cluster.
+	managedWrites = framework.NewRequestCounter()
+	theAgent      *runningAgent
+	ctx           = context.Background()
 )
 
 func TestAgent(t *testing.T) {
@@ -57,7 +58,7 @@ var _ = BeforeSuite(func() {
 // agentAgainstProxy configures the agent under test: hub through the proxy, writes counted.
 func agentAgainstProxy(o *agent.Options) {
 	o.HubConfig = writes.Wrap(viaProxy(hubServer.Config, hubProxy))
-	o.ManagedConfig = rest.CopyConfig(managedServer.Config)
+	o.ManagedConfig = managedWrites.Wrap(managedServer.Config)
 }
 
 var _ = AfterSuite(func() {
