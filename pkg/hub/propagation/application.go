@@ -2,11 +2,11 @@ package propagation
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -41,10 +41,16 @@ func (r *reconciler) getApplication(ctx context.Context, key types.NamespacedNam
 	return in, nil
 }
 
-// set makes stored the Application in holds, with its typed view.
+// set makes stored the Application in holds, with its typed view. The typed view is
+// decoded through JSON, as from the API server: runtime's unstructured converter cannot
+// fill Argo CD's types (ApplicationDestination has unexported fields).
 func (in *storedApplication) set(stored *unstructured.Unstructured) error {
+	raw, err := stored.MarshalJSON()
+	if err != nil {
+		return fmt.Errorf("encoding Application %s/%s: %w", stored.GetNamespace(), stored.GetName(), err)
+	}
 	typed := &argov1alpha1.Application{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(stored.Object, typed); err != nil {
+	if err := json.Unmarshal(raw, typed); err != nil {
 		return fmt.Errorf("decoding Application %s/%s: %w", stored.GetNamespace(), stored.GetName(), err)
 	}
 	in.stored, in.typed = stored, typed
