@@ -97,7 +97,7 @@ var _ = Describe("Requests from the hub: a manual sync runs once, refreshes in a
 	It("runs a sync set on the hub once, and clears the hub's .operation", func(ctx SpecContext) {
 		requested := time.Now().Truncate(time.Second)
 		By("setting .operation on the hub Application, as `argocd app sync` does")
-		patchHubApp(ctx, hubKey, `{"operation":{"sync":{"revision":"HEAD"},"initiatedBy":{"username":"e2e"}}}`)
+		patchHubApp(ctx, hubKey, syncOperation)
 
 		var delivered string
 		Eventually(func(g Gomega) {
@@ -135,7 +135,7 @@ var _ = Describe("Requests from the hub: a manual sync runs once, refreshes in a
 	It("runs a second sync set on the hub after the first was cleared", func(ctx SpecContext) {
 		first, err := time.Parse(time.RFC3339, startedAt)
 		Expect(err).NotTo(HaveOccurred())
-		patchHubApp(ctx, hubKey, `{"operation":{"sync":{"revision":"HEAD"},"initiatedBy":{"username":"e2e"}}}`)
+		patchHubApp(ctx, hubKey, syncOperation)
 		Eventually(func(g Gomega) {
 			app := getApp(ctx, g, spoke, argoNS, opApp)
 			g.Expect(nested(app, "status", "operationState", "phase")).To(Equal("Succeeded"))
@@ -166,6 +166,10 @@ var _ = Describe("Requests from the hub: a manual sync runs once, refreshes in a
 		Expect(ids).To(HaveLen(2))
 	})
 })
+
+// syncOperation sets .operation as `argocd app sync` does, the Application's sync options
+// included (the namespace is created by the sync).
+const syncOperation = `{"operation":{"sync":{"revision":"HEAD","syncOptions":["CreateNamespace=true"]},"initiatedBy":{"username":"e2e"}}}`
 
 // patchHubApp merge-patches the hub Application key.
 func patchHubApp(ctx SpecContext, key types.NamespacedName, patch string) {
