@@ -3,6 +3,7 @@
 package pull_test
 
 import (
+	"fmt"
 	"path/filepath"
 	"time"
 
@@ -160,8 +161,8 @@ var _ = Describe("Requests from the hub: a manual sync runs once, refreshes in a
 				g.Expect(getApp(ctx, g, hub, argoNS, opApp).GetAnnotations()).NotTo(HaveKey(apps.AnnotationRefresh))
 			}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
 			ids = append(ids, id)
-			AddReportEntry("refresh delivered and cleared on the hub", ReportEntryVisibilityAlways,
-				"round ", round, ": ", time.Since(set).Round(time.Second).String())
+			AddReportEntry(fmt.Sprintf("refresh %d delivered and cleared on the hub", round), ReportEntryVisibilityAlways,
+				time.Since(set).Round(time.Second).String())
 		}
 		Expect(ids).To(HaveLen(2))
 	})
