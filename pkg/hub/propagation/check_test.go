@@ -121,7 +121,7 @@ func TestCheckInputLookupError(t *testing.T) {
 
 func workOfSize(t *testing.T, size int) *workv1.ManifestWork {
 	t.Helper()
-	w, err := BuildManifestWork(hubApplication("a").Cluster("cluster1").Build())
+	w, err := BuildManifestWork(stored(t, hubApplication("a").Cluster("cluster1").Build()), Requests{})
 	if err != nil {
 		t.Fatal(err)
 	}
