@@ -184,7 +184,8 @@ func (r *reconciler) settleRequests(ctx context.Context, in *storedApplication, 
 		clearRefresh = &c.ID
 	}
 	if clearOperation != nil || clearRefresh != nil {
-		if err := r.clearRequests(ctx, in, clearOperation, clearRefresh, pullmodel.TargetCluster(work)); err != nil {
+		// A request is carried only by an existing work: work is not nil here.
+		if err := r.clearRequests(ctx, in, clearOperation, clearRefresh, work.Namespace); err != nil {
 			return err
 		}
 		if hub, err = hubRequestsOf(in.stored); err != nil {

@@ -62,7 +62,7 @@ var _ = Describe("Requests from the hub", func() {
 			g.Expect(stored(ctx, g, app).Object).NotTo(HaveKey("operation"))
 			g.Expect(currentPayload(ctx, g, w)["metadata"]).NotTo(HaveKeyWithValue("annotations", HaveKey(apps.AnnotationOperationRequest)))
 		}).Should(Succeed())
-		expectNormalEvent(ctx, app, propagation.ReasonOperationDelivered, first.ID)
+		expectNormalEvent(ctx, app, propagation.ReasonOperationDelivered, first.ID+" was delivered to cluster "+c)
 		Expect(getApp(ctx, app).Spec.Info).To(HaveLen(1), "the clear touched only .operation")
 
 		By("the same operation asked for again is a new request, which the old acknowledgement does not clear")
