@@ -16,6 +16,12 @@ type OperationRequest struct {
 	// Operation is the hub Application's .operation as stored, with every field the
 	// user or the ApplicationSet controller wrote, known to this module's types or not.
 	Operation json.RawMessage `json:"operation"`
+	// After is the start (RFC 3339) of the last operation the hub Application showed when
+	// the request was made, empty when it showed none: the hub keeps its .operation until
+	// its status shows an operation running or started after that, so that the
+	// ApplicationSet controller sees the sync start before the request goes (the agent
+	// ignores it).
+	After string `json:"after,omitempty"`
 }
 
 // RefreshRequest is the value of AnnotationRefreshRequest: the hub Application's

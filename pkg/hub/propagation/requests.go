@@ -9,10 +9,13 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
 
+	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	synccommon "github.com/argoproj/gitops-engine/pkg/sync/common"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -178,7 +181,15 @@ func (r *reconciler) settleRequests(ctx context.Context, in *storedApplication, 
 
 	var clearOperation, clearRefresh *string
 	if c := carried.Operation; c != nil && delivered.Operation == c.ID && !slices.Contains(cleared, c.ID) && sameOperation(c, hub.operation) {
-		clearOperation = &c.ID
+		if operationStarted(in.typed.Status.OperationState, c) {
+			clearOperation = &c.ID
+		} else {
+			// Delivered, not started on the hub yet: the work keeps carrying it (the agent
+			// runs an id once), and the status change that shows it started brings the
+			// Application back here.
+			ctrl.LoggerFrom(ctx).V(4).Info("Operation delivered; clearing it once the hub Application shows it started", "request", c.ID)
+			delivered.Operation = ""
+		}
 	}
 	if c := carried.Refresh; c != nil && delivered.Refresh == c.ID && !slices.Contains(cleared, c.ID) && sameRefresh(c, hub.refresh) {
 		clearRefresh = &c.ID
@@ -198,7 +209,38 @@ func (r *reconciler) settleRequests(ctx context.Context, in *storedApplication, 
 		}
 	}
 	in.requests = nextRequests(hub, carried, delivered, requestIDs(in.stored))
+	if next := in.requests.Operation; next != nil && (carried.Operation == nil || next.ID != carried.Operation.ID) {
+		next.After = lastOperationStart(in.typed.Status.OperationState)
+	}
 	return nil
+}
+
+// operationStarted tells whether the hub Application's mirrored operation state shows
+// the operation req asked for running or started: Running (the agent sets an operation
+// only once the previous one is done), or a start later than the last one the hub showed
+// when the request was made. Both starts are the cluster's clock. Clearing the hub's
+// .operation before that would let the ApplicationSet controller, which sets .operation
+// on a Pending Application that is OutOfSync, ask for the same sync again.
+func operationStarted(op *argov1alpha1.OperationState, req *apps.OperationRequest) bool {
+	if op == nil {
+		return false
+	}
+	if op.Phase == synccommon.OperationRunning || req.After == "" {
+		return true
+	}
+	after, err := time.Parse(time.RFC3339, req.After)
+	if err != nil {
+		return true
+	}
+	return op.StartedAt.Time.Truncate(time.Second).After(after)
+}
+
+// lastOperationStart is the start of op in RFC 3339, empty when there is none.
+func lastOperationStart(op *argov1alpha1.OperationState) string {
+	if op == nil || op.StartedAt.IsZero() {
+		return ""
+	}
+	return op.StartedAt.UTC().Format(time.RFC3339)
 }
 
 // clearRequests removes the acknowledged requests from the hub Application in one merge

@@ -3,12 +3,15 @@ package propagation
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	synccommon "github.com/argoproj/gitops-engine/pkg/sync/common"
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	workv1 "open-cluster-management.io/api/work/v1"
@@ -240,5 +243,45 @@ func TestClearedRequestsOverlay(t *testing.T) {
 	recreated.SetUID("another-uid")
 	if got, ids := c.overlay(key, recreated, carrying); got != recreated || ids != nil {
 		t.Error("a recreated Application got the old one's record")
+	}
+}
+
+func TestOperationStarted(t *testing.T) {
+	at := func(s string) metav1.Time {
+		ts, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return metav1.NewTime(ts)
+	}
+	req := func(after string) *apps.OperationRequest { return &apps.OperationRequest{ID: "x", After: after} }
+	tests := map[string]struct {
+		op   *argov1alpha1.OperationState
+		req  *apps.OperationRequest
+		want bool
+	}{
+		"no operation shown yet": {req: req(""), want: false},
+		"the first operation shown": {
+			op: &argov1alpha1.OperationState{Phase: synccommon.OperationSucceeded, StartedAt: at("2026-11-25T10:00:00Z")}, req: req(""), want: true,
+		},
+		"still the one shown when the request was made": {
+			op:  &argov1alpha1.OperationState{Phase: synccommon.OperationSucceeded, StartedAt: at("2026-11-25T10:00:00Z")},
+			req: req("2026-11-25T10:00:00Z"), want: false,
+		},
+		"one started later": {
+			op:  &argov1alpha1.OperationState{Phase: synccommon.OperationSucceeded, StartedAt: at("2026-11-25T10:00:01Z")},
+			req: req("2026-11-25T10:00:00Z"), want: true,
+		},
+		"running": {
+			op:  &argov1alpha1.OperationState{Phase: synccommon.OperationRunning, StartedAt: at("2026-11-25T10:00:00Z")},
+			req: req("2026-11-25T10:00:00Z"), want: true,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := operationStarted(tc.op, tc.req); got != tc.want {
+				t.Errorf("operationStarted = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

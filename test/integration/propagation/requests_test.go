@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"time"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	. "github.com/onsi/ginkgo/v2"
@@ -56,8 +57,16 @@ var _ = Describe("Requests from the hub", func() {
 			g.Expect(operationRequest(g, p).ID).To(Equal(first.ID))
 		}).Should(Succeed())
 
-		By("the cluster's acknowledgement clears the hub's .operation, then the request")
+		By("acknowledged, but the hub Application shows no operation started yet: the hub keeps .operation, the work the same request")
 		acknowledge(ctx, w, pullmodel.Delivered{Operation: first.ID})
+		Consistently(func(g Gomega) {
+			g.Expect(stored(ctx, g, app).Object).To(HaveKey("operation"))
+			g.Expect(operationRequest(g, currentPayload(ctx, g, w)).ID).To(Equal(first.ID))
+		}).WithTimeout(3 * time.Second).Should(Succeed())
+
+		By("the hub Application shows the operation running, as appstatus mirrors it: the hub's .operation goes, then the request")
+		Expect(k8s.Patch(ctx, newStored(app), client.RawPatch(types.MergePatchType, []byte(`{"status":{"operationState":{`+
+			`"phase":"Running","startedAt":"`+time.Now().UTC().Format(time.RFC3339)+`","operation":{"sync":{"revision":"HEAD"}}}}}`)))).To(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(stored(ctx, g, app).Object).NotTo(HaveKey("operation"))
 			g.Expect(currentPayload(ctx, g, w)["metadata"]).NotTo(HaveKeyWithValue("annotations", HaveKey(apps.AnnotationOperationRequest)))
