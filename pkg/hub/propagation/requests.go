@@ -15,7 +15,6 @@ import (
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
-	synccommon "github.com/argoproj/gitops-engine/pkg/sync/common"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -181,13 +180,13 @@ func (r *reconciler) settleRequests(ctx context.Context, in *storedApplication, 
 
 	var clearOperation, clearRefresh *string
 	if c := carried.Operation; c != nil && delivered.Operation == c.ID && !slices.Contains(cleared, c.ID) && sameOperation(c, hub.operation) {
-		if operationStarted(in.typed.Status.OperationState, c) {
+		if operationCompleted(in.typed.Status.OperationState, c) {
 			clearOperation = &c.ID
 		} else {
-			// Delivered, not started on the hub yet: the work keeps carrying it (the agent
-			// runs an id once), and the status change that shows it started brings the
-			// Application back here.
-			ctrl.LoggerFrom(ctx).V(4).Info("Operation delivered; clearing it once the hub Application shows it started", "request", c.ID)
+			// Delivered, not completed on the hub yet: the work keeps carrying it (the
+			// agent runs an id once), and the status change that shows it completed brings
+			// the Application back here.
+			ctrl.LoggerFrom(ctx).V(4).Info("Operation delivered; clearing it once the hub Application shows it completed", "request", c.ID)
 			delivered.Operation = ""
 		}
 	}
@@ -215,17 +214,19 @@ func (r *reconciler) settleRequests(ctx context.Context, in *storedApplication, 
 	return nil
 }
 
-// operationStarted tells whether the hub Application's mirrored operation state shows
-// the operation req asked for running or started: Running (the agent sets an operation
-// only once the previous one is done), or a start later than the last one the hub showed
-// when the request was made. Both starts are the cluster's clock. Clearing the hub's
-// .operation before that would let the ApplicationSet controller, which sets .operation
-// on a Pending Application that is OutOfSync, ask for the same sync again.
-func operationStarted(op *argov1alpha1.OperationState, req *apps.OperationRequest) bool {
-	if op == nil {
+// operationCompleted tells whether the hub Application's mirrored operation state shows
+// the operation req asked for done: completed, and started later than the last operation
+// the hub showed when the request was made (both starts are the cluster's clock). The
+// hub keeps .operation until then, as Argo CD keeps it on an Application until its
+// operation completes: the ApplicationSet controller sets .operation on a Pending
+// Application that is OutOfSync, and one Running while still OutOfSync goes back to
+// Waiting and Pending; with the request gone from the hub it would ask for the same sync
+// again, which would be a new request.
+func operationCompleted(op *argov1alpha1.OperationState, req *apps.OperationRequest) bool {
+	if op == nil || !op.Phase.Completed() {
 		return false
 	}
-	if op.Phase == synccommon.OperationRunning || req.After == "" {
+	if req.After == "" {
 		return true
 	}
 	after, err := time.Parse(time.RFC3339, req.After)

@@ -246,7 +246,7 @@ func TestClearedRequestsOverlay(t *testing.T) {
 	}
 }
 
-func TestOperationStarted(t *testing.T) {
+func TestOperationCompleted(t *testing.T) {
 	at := func(s string) metav1.Time {
 		ts, err := time.Parse(time.RFC3339, s)
 		if err != nil {
@@ -272,15 +272,19 @@ func TestOperationStarted(t *testing.T) {
 			op:  &argov1alpha1.OperationState{Phase: synccommon.OperationSucceeded, StartedAt: at("2026-11-25T10:00:01Z")},
 			req: req("2026-11-25T10:00:00Z"), want: true,
 		},
-		"running": {
-			op:  &argov1alpha1.OperationState{Phase: synccommon.OperationRunning, StartedAt: at("2026-11-25T10:00:00Z")},
+		"running, started later: not yet": {
+			op:  &argov1alpha1.OperationState{Phase: synccommon.OperationRunning, StartedAt: at("2026-11-25T10:00:05Z")},
+			req: req("2026-11-25T10:00:00Z"), want: false,
+		},
+		"failed, started later": {
+			op:  &argov1alpha1.OperationState{Phase: synccommon.OperationFailed, StartedAt: at("2026-11-25T10:00:05Z")},
 			req: req("2026-11-25T10:00:00Z"), want: true,
 		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			if got := operationStarted(tc.op, tc.req); got != tc.want {
-				t.Errorf("operationStarted = %v, want %v", got, tc.want)
+			if got := operationCompleted(tc.op, tc.req); got != tc.want {
+				t.Errorf("operationCompleted = %v, want %v", got, tc.want)
 			}
 		})
 	}

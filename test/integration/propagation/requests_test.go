@@ -64,9 +64,17 @@ var _ = Describe("Requests from the hub", func() {
 			g.Expect(operationRequest(g, currentPayload(ctx, g, w)).ID).To(Equal(first.ID))
 		}).WithTimeout(3 * time.Second).Should(Succeed())
 
-		By("the hub Application shows the operation running, as appstatus mirrors it: the hub's .operation goes, then the request")
+		By("the hub Application shows the operation running, as appstatus mirrors it: still kept, as Argo CD keeps it until done")
+		started := time.Now().UTC().Format(time.RFC3339)
 		Expect(k8s.Patch(ctx, newStored(app), client.RawPatch(types.MergePatchType, []byte(`{"status":{"operationState":{`+
-			`"phase":"Running","startedAt":"`+time.Now().UTC().Format(time.RFC3339)+`","operation":{"sync":{"revision":"HEAD"}}}}}`)))).To(Succeed())
+			`"phase":"Running","startedAt":"`+started+`","operation":{"sync":{"revision":"HEAD"}}}}}`)))).To(Succeed())
+		Consistently(func(g Gomega) {
+			g.Expect(stored(ctx, g, app).Object).To(HaveKey("operation"))
+		}).WithTimeout(3 * time.Second).Should(Succeed())
+
+		By("the hub Application shows it completed: the hub's .operation goes, then the request")
+		Expect(k8s.Patch(ctx, newStored(app), client.RawPatch(types.MergePatchType, []byte(`{"status":{"operationState":{`+
+			`"phase":"Succeeded","startedAt":"`+started+`","operation":{"sync":{"revision":"HEAD"}}}}}`)))).To(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(stored(ctx, g, app).Object).NotTo(HaveKey("operation"))
 			g.Expect(currentPayload(ctx, g, w)["metadata"]).NotTo(HaveKeyWithValue("annotations", HaveKey(apps.AnnotationOperationRequest)))
