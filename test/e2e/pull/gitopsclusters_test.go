@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
-	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1beta1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1beta1"
@@ -60,21 +59,7 @@ var _ = Describe("Two GitOpsClusters over overlapping Placements", Ordered, func
 		DeferCleanup(func(ctx SpecContext) { setClusterLabel(ctx, sharedCluster, sharedClusterLabel, "") })
 
 		By("binding the global ManagedClusterSet to argocd")
-		Eventually(func() error {
-			return hub.Get(ctx, client.ObjectKey{Name: "global"}, &clusterv1beta2.ManagedClusterSet{})
-		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
-		binding := &clusterv1beta2.ManagedClusterSetBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: "global", Namespace: argoNS},
-			Spec:       clusterv1beta2.ManagedClusterSetBindingSpec{ClusterSet: "global"},
-		}
-		// Other scenarios bind it too, and some keep it: remove it only when made here.
-		if err := hub.Create(ctx, binding); err == nil {
-			DeferCleanup(func(ctx SpecContext) {
-				Expect(client.IgnoreNotFound(hub.Delete(ctx, binding))).To(Succeed())
-			})
-		} else {
-			Expect(apierrors.IsAlreadyExists(err)).To(BeTrue(), "creating the global ManagedClusterSetBinding: %v", err)
-		}
+		bindGlobalClusterSet(ctx)
 
 		By("creating a Placement and a GitOpsCluster per team, both deciding on " + sharedCluster)
 		for _, team := range teams {

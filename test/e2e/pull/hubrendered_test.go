@@ -19,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
-	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -77,21 +76,7 @@ var _ = Describe("Hub-rendered delivery", Ordered, ContinueOnFailure, func() {
 		})
 
 		By("binding the global ManagedClusterSet to argocd, as `clusteradm clusterset bind global --namespace argocd` does")
-		Eventually(func() error {
-			return hub.Get(ctx, client.ObjectKey{Name: "global"}, &clusterv1beta2.ManagedClusterSet{})
-		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
-		binding := &clusterv1beta2.ManagedClusterSetBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: "global", Namespace: argoNS},
-			Spec:       clusterv1beta2.ManagedClusterSetBindingSpec{ClusterSet: "global"},
-		}
-		// The errors scenarios bind it too and keep it: remove it only when made here.
-		if err := hub.Create(ctx, binding); err == nil {
-			DeferCleanup(func(ctx SpecContext) {
-				Expect(client.IgnoreNotFound(hub.Delete(ctx, binding))).To(Succeed())
-			})
-		} else {
-			Expect(apierrors.IsAlreadyExists(err)).To(BeTrue(), "creating the global ManagedClusterSetBinding: %v", err)
-		}
+		bindGlobalClusterSet(ctx)
 
 		By("applying examples/placement-hub-rendered.yaml and gitopscluster-hub-rendered.yaml")
 		for _, file := range []string{"placement-hub-rendered.yaml", "gitopscluster-hub-rendered.yaml"} {

@@ -224,19 +224,26 @@ func createRollingAppSet(ctx SpecContext, repoURL string, order []string) {
 }
 
 // bindGlobalClusterSet binds the global ManagedClusterSet (every cluster) to argocd, as
-// `clusteradm clusterset bind global --namespace argocd` does; a binding that exists is kept.
+// `clusteradm clusterset bind global --namespace argocd` does. Other scenarios bind it
+// too: a binding made here goes when the calling container's clean-ups run, one that
+// exists is left as it is.
 func bindGlobalClusterSet(ctx SpecContext) {
 	GinkgoHelper()
 	Eventually(func() error {
 		return hub.Get(ctx, client.ObjectKey{Name: "global"}, &clusterv1beta2.ManagedClusterSet{})
 	}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
-	err := hub.Create(ctx, &clusterv1beta2.ManagedClusterSetBinding{
+	binding := &clusterv1beta2.ManagedClusterSetBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: "global", Namespace: argoNS},
 		Spec:       clusterv1beta2.ManagedClusterSetBindingSpec{ClusterSet: "global"},
-	})
-	if !apierrors.IsAlreadyExists(err) {
-		Expect(err).NotTo(HaveOccurred())
 	}
+	err := hub.Create(ctx, binding)
+	if apierrors.IsAlreadyExists(err) {
+		return
+	}
+	Expect(err).NotTo(HaveOccurred(), "creating the global ManagedClusterSetBinding")
+	DeferCleanup(func(ctx SpecContext) {
+		Expect(client.IgnoreNotFound(hub.Delete(ctx, binding))).To(Succeed())
+	})
 }
 
 func parseTime(g Gomega, s string) time.Time {
