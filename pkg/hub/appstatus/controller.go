@@ -66,7 +66,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	workv1 "open-cluster-management.io/api/work/v1"
@@ -241,54 +240,32 @@ func (r *reconciler) reportFor(ctx context.Context, app *argov1alpha1.Applicatio
 }
 
 // mirror merges the scalars, the report's details and the hub conditions into the
-// Application's status and writes it when something changed: the controller's only write.
-// The Application CRD has no status subresource, so the write is a merge patch of the
-// whole object carrying the read resourceVersion (optimistic lock). Unlike an Update of
-// the typed object, the patch holds only the changed status fields, so fields of a newer
-// Application CRD that this version's types do not know are never dropped. On a conflict
-// the Application is read again from the API server and the status recomputed; never
-// retried on the stale object. A hub condition the write adds is recorded as a Warning
+// Application's status and writes it when something changed (pullmodel.PatchApplication):
+// the controller's only write. A hub condition the write adds is recorded as a Warning
 // Event: the write succeeded on the very version that did not have it, so each
 // appearance is recorded once.
 func (r *reconciler) mirror(ctx context.Context, cached *argov1alpha1.Application, want desired) error {
 	log := ctrl.LoggerFrom(ctx)
-	key := client.ObjectKeyFromObject(cached)
 	now := r.now()
-	attempt := 0
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		app := cached
-		if attempt > 0 {
-			app = &argov1alpha1.Application{}
-			if err := r.apiReader.Get(ctx, key, app); err != nil {
-				return err
-			}
-		}
-		attempt++
-		updated := app.DeepCopy()
-		scalarsChanged := mirrorScalars(&updated.Status, want.scalars, now)
-		detailsChanged := mirrorReportDetails(&updated.Status, want.report)
-		conditions, conditionsChanged := pullmodel.SetHubConditions(updated.Status.Conditions, pullmodel.AppStatusConditionTypes, want.hubConditions, now)
-		updated.Status.Conditions = conditions
-		if !scalarsChanged && !detailsChanged && !conditionsChanged {
-			log.V(4).Info("Application status already mirrors the spoke")
-			return nil
-		}
-		if err := r.client.Patch(ctx, updated, client.MergeFromWithOptions(app, client.MergeFromWithOptimisticLock{})); err != nil {
-			return err
-		}
-		log.V(2).Info("Mirrored the spoke's state into the Application status", "scalarsFrom", want.source,
-			"health", updated.Status.Health.Status, "sync", updated.Status.Sync.Status,
-			"revision", updated.Status.Sync.Revision, "operationPhase", operationPhase(updated),
-			"resources", len(updated.Status.Resources), "conditions", len(updated.Status.Conditions))
-		r.recordAppeared(updated, app.Status.Conditions, want.hubConditions)
-		return nil
+	before, written, err := pullmodel.PatchApplication(ctx, r.client, r.apiReader, cached, func(app *argov1alpha1.Application) bool {
+		scalarsChanged := mirrorScalars(&app.Status, want.scalars, now)
+		detailsChanged := mirrorReportDetails(&app.Status, want.report)
+		var conditionsChanged bool
+		app.Status.Conditions, conditionsChanged = pullmodel.SetHubConditions(app.Status.Conditions, pullmodel.AppStatusConditionTypes, want.hubConditions, now)
+		return scalarsChanged || detailsChanged || conditionsChanged
 	})
-	if apierrors.IsNotFound(err) {
+	if err != nil {
+		return fmt.Errorf("writing the status of Application %s: %w", klog.KObj(cached), err)
+	}
+	if written == nil {
+		log.V(4).Info("Application status already mirrors the spoke")
 		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("writing the status of Application %s: %w", key, err)
-	}
+	log.V(2).Info("Mirrored the spoke's state into the Application status", "scalarsFrom", want.source,
+		"health", written.Status.Health.Status, "sync", written.Status.Sync.Status,
+		"revision", written.Status.Sync.Revision, "operationPhase", operationPhase(written),
+		"resources", len(written.Status.Resources), "conditions", len(written.Status.Conditions))
+	r.recordAppeared(written, before.Status.Conditions, want.hubConditions)
 	return nil
 }
 

@@ -19,7 +19,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
@@ -205,53 +204,33 @@ func (r *reconciler) hold(ctx context.Context, app *argov1alpha1.Application, wo
 }
 
 // report makes app's propagation conditions say p (nothing when p is nil), writing only
-// when that changes them, and records p as a Warning Event when its condition is new.
-// The write is a merge patch of the conditions with the read resourceVersion (see
-// appstatus' mirror for why never an Update); on a conflict the Application is read again
-// from the API server and the conditions recomputed.
+// when that changes them (pullmodel.PatchApplication), and records p as a Warning Event
+// when its condition is new.
 func (r *reconciler) report(ctx context.Context, cached *argov1alpha1.Application, p *problem) error {
 	log := ctrl.LoggerFrom(ctx)
 	var want []argov1alpha1.ApplicationCondition
 	if p != nil {
 		want = []argov1alpha1.ApplicationCondition{pullmodel.HubCondition(p.condition, p.message)}
 	}
-	key := client.ObjectKeyFromObject(cached)
-	attempt, added := 0, false
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		app := cached
-		if attempt > 0 {
-			app = &argov1alpha1.Application{}
-			if err := r.apiReader.Get(ctx, key, app); err != nil {
-				return err
-			}
-		}
-		attempt++
-		conditions, changed := pullmodel.SetHubConditions(app.Status.Conditions, pullmodel.PropagationConditionTypes, want, r.now())
-		if !changed {
-			return nil
-		}
-		updated := app.DeepCopy()
-		updated.Status.Conditions = conditions
-		if err := r.client.Patch(ctx, updated, client.MergeFromWithOptions(app, client.MergeFromWithOptimisticLock{})); err != nil {
-			return err
-		}
-		added = len(want) > 0 && !slices.ContainsFunc(app.Status.Conditions, func(c argov1alpha1.ApplicationCondition) bool {
-			return c.Type == want[0].Type && c.Message == want[0].Message
-		})
-		if p == nil {
-			log.V(2).Info("Cleared the Application's propagation conditions")
-		} else {
-			log.V(2).Info("Not delivering the Application as it is now", "condition", p.condition, "reason", p.reason, "message", p.message)
-		}
-		return nil
+	before, written, err := pullmodel.PatchApplication(ctx, r.client, r.apiReader, cached, func(app *argov1alpha1.Application) bool {
+		var changed bool
+		app.Status.Conditions, changed = pullmodel.SetHubConditions(app.Status.Conditions, pullmodel.PropagationConditionTypes, want, r.now())
+		return changed
 	})
-	if apierrors.IsNotFound(err) {
+	if err != nil {
+		return fmt.Errorf("writing the conditions of Application %s: %w", klog.KObj(cached), err)
+	}
+	if written == nil {
 		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("writing the conditions of Application %s: %w", key, err)
+	if p == nil {
+		log.V(2).Info("Cleared the Application's propagation conditions")
+		return nil
 	}
-	if added {
+	log.V(2).Info("Not delivering the Application as it is now", "condition", p.condition, "reason", p.reason, "message", p.message)
+	if !slices.ContainsFunc(before.Status.Conditions, func(c argov1alpha1.ApplicationCondition) bool {
+		return c.Type == want[0].Type && c.Message == want[0].Message
+	}) {
 		r.recorder.Event(cached, corev1.EventTypeWarning, p.reason, p.message)
 	}
 	return nil
