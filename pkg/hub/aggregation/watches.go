@@ -71,10 +71,10 @@ func (r *reconciler) setupWithManager(mgr ctrl.Manager, hubRendered cache.Cache)
 		// Hub-rendered delivery: the hub Applications (the manager's cache holds them all
 		// already) and their ManifestWorks (the controller's own cache).
 		WatchesRawSource(source.Kind(mgr.GetCache(), &argov1alpha1.Application{},
-			handler.TypedEnqueueRequestsFromMapFunc(mapApplicationToApplicationSets), hubRenderedApplicationChanged())).
+			handler.TypedEnqueueRequestsFromMapFunc(owningApplicationSets(isHubRenderedApplication)), hubRenderedApplicationChanged())).
 		// Pulled delivery: what the hub says keeps a pulled Application from running.
 		WatchesRawSource(source.Kind(mgr.GetCache(), &argov1alpha1.Application{},
-			handler.TypedEnqueueRequestsFromMapFunc(mapPulledApplicationToApplicationSets), hubConditionsChanged())).
+			handler.TypedEnqueueRequestsFromMapFunc(owningApplicationSets(pulled)), hubConditionsChanged())).
 		WatchesRawSource(source.Kind(hubRendered, &workv1.ManifestWork{},
 			handler.TypedEnqueueRequestsFromMapFunc(r.mapHubRenderedWorkToApplicationSets), hubRenderedWorkChanged())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 1}).
@@ -255,18 +255,21 @@ func indexApplicationManagedWorks(obj client.Object) []string {
 	return keys
 }
 
-// mapApplicationToApplicationSets maps a hub-rendered Application to the ApplicationSets
-// that own it. On an update the handler maps the old object too, so an Application that
-// stops being hub-rendered, or changes owner, leaves its old report.
-func mapApplicationToApplicationSets(_ context.Context, app *argov1alpha1.Application) []reconcile.Request {
-	if !isHubRenderedApplication(app) {
-		return nil
+// owningApplicationSets maps an Application that keep lets through to the
+// ApplicationSets that own it: hub-rendered ones (on an update the handler maps the old
+// object too, so an Application that stops being hub-rendered, or changes owner, leaves
+// its old report) and pulled ones.
+func owningApplicationSets(keep func(*argov1alpha1.Application) bool) handler.TypedMapFunc[*argov1alpha1.Application, reconcile.Request] {
+	return func(_ context.Context, app *argov1alpha1.Application) []reconcile.Request {
+		if !keep(app) {
+			return nil
+		}
+		var requests []reconcile.Request
+		for _, key := range pullmodel.OwningApplicationSets(app) {
+			requests = append(requests, reconcile.Request{NamespacedName: key})
+		}
+		return requests
 	}
-	var requests []reconcile.Request
-	for _, key := range pullmodel.OwningApplicationSets(app) {
-		requests = append(requests, reconcile.Request{NamespacedName: key})
-	}
-	return requests
 }
 
 // hubRenderedApplicationChanged lets an Application event through when it is hub-rendered
@@ -292,19 +295,6 @@ func hubRenderedApplicationChanged() predicate.TypedFuncs[*argov1alpha1.Applicat
 		},
 		GenericFunc: func(event.TypedGenericEvent[*argov1alpha1.Application]) bool { return false },
 	}
-}
-
-// mapPulledApplicationToApplicationSets maps a pulled Application to the ApplicationSets
-// that own it.
-func mapPulledApplicationToApplicationSets(_ context.Context, app *argov1alpha1.Application) []reconcile.Request {
-	if !pulled(app) {
-		return nil
-	}
-	var requests []reconcile.Request
-	for _, key := range pullmodel.OwningApplicationSets(app) {
-		requests = append(requests, reconcile.Request{NamespacedName: key})
-	}
-	return requests
 }
 
 // hubConditionsChanged lets a pulled Application's update through when its hub
