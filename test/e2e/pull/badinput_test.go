@@ -79,7 +79,7 @@ var _ = Describe("Bad input: the typo", Ordered, func() {
 
 		want := `="` + theTypo + `" is not an https URL`
 		Eventually(func(g Gomega) {
-			g.Expect(appConditions(ctx, g, soloApp)).To(ContainElement(And(
+			g.Expect(hubConditions(getApp(ctx, g, hub, argoNS, soloApp))).To(ContainElement(And(
 				HaveKeyWithValue("type", "InvalidSpecError"),
 				HaveKeyWithValue("message", And(HavePrefix(pullmodel.HubConditionPrefix), ContainSubstring(want),
 					ContainSubstring("delivered before is kept unchanged"))),
@@ -100,7 +100,7 @@ var _ = Describe("Bad input: the typo", Ordered, func() {
 	It("clears the condition once the typo is removed, the work still as delivered", func(ctx SpecContext) {
 		patchAnnotation(ctx, soloApp, "apps.open-cluster-management.io/destination-server", nil)
 		Eventually(func(g Gomega) {
-			for _, c := range appConditions(ctx, g, soloApp) {
+			for _, c := range hubConditions(getApp(ctx, g, hub, argoNS, soloApp)) {
 				g.Expect(c).NotTo(HaveKeyWithValue("type", "InvalidSpecError"), toYAML(c))
 			}
 		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
@@ -124,7 +124,7 @@ var _ = Describe("Bad input: an oversized Application", func() {
 			"info": []any{map[string]any{"name": "notes", "value": strings.Repeat("x", pullmodel.ManifestsLimit)}},
 		})
 		Eventually(func(g Gomega) {
-			g.Expect(appConditions(ctx, g, oversizedApp)).To(ContainElement(And(
+			g.Expect(hubConditions(getApp(ctx, g, hub, argoNS, oversizedApp))).To(ContainElement(And(
 				HaveKeyWithValue("type", "DeliveryError"),
 				HaveKeyWithValue("message", And(HavePrefix(pullmodel.HubConditionPrefix),
 					ContainSubstring("over OCM's ManifestWork limit of 512000 bytes"))),
@@ -238,35 +238,9 @@ func expectGuestbookOn(ctx SpecContext, g Gomega, spoke client.Client, namespace
 	}
 }
 
-// appConditions are the status.conditions of the hub Application name.
-func appConditions(ctx SpecContext, g Gomega, name string) []map[string]any {
-	app := getApp(ctx, g, hub, argoNS, name)
-	list, _, _ := unstructured.NestedSlice(app.Object, "status", "conditions")
-	out := make([]map[string]any, 0, len(list))
-	for _, c := range list {
-		if m, ok := c.(map[string]any); ok {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
 // expectWarningEvent checks a Warning Event with reason about the hub Application name
-// (this one, by UID) says text.
+// says text.
 func expectWarningEvent(ctx SpecContext, g Gomega, name, reason, text string) {
-	app := getApp(ctx, g, hub, argoNS, name)
-	events := &corev1.EventList{}
-	g.ExpectWithOffset(1, hub.List(ctx, events, client.InNamespace(argoNS))).To(Succeed())
-	var seen []string
-	for _, e := range events.Items {
-		if e.InvolvedObject.Kind != "Application" || e.InvolvedObject.Name != name {
-			continue
-		}
-		if e.InvolvedObject.UID == app.GetUID() && e.Type == corev1.EventTypeWarning && e.Reason == reason &&
-			strings.Contains(e.Message, text) {
-			return
-		}
-		seen = append(seen, e.Type+" "+e.Reason+": "+e.Message)
-	}
-	g.ExpectWithOffset(1, seen).To(ContainElement(ContainSubstring(text)), "no Warning %s Event on Application %s", reason, name)
+	g.ExpectWithOffset(1, warningEvents(ctx, g, name, reason)).To(ContainElement(ContainSubstring(text)),
+		"no Warning %s Event on Application %s", reason, name)
 }
