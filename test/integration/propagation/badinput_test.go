@@ -113,6 +113,14 @@ func expectEventOnce(ctx context.Context, app *argov1alpha1.Application, reason 
 func deletingCluster(ctx context.Context) string {
 	GinkgoHelper()
 	c := newCluster(ctx, nil)
+	startDeleting(ctx, c)
+	return c
+}
+
+// startDeleting starts deleting ManagedCluster c; a finalizer keeps it in that state
+// until the spec ends.
+func startDeleting(ctx context.Context, c string) {
+	GinkgoHelper()
 	mc := &clusterv1.ManagedCluster{}
 	Expect(k8s.Get(ctx, client.ObjectKey{Name: c}, mc)).To(Succeed())
 	mc.Finalizers = []string{"test.open-cluster-management.io/hold"}
@@ -123,7 +131,6 @@ func deletingCluster(ctx context.Context) string {
 		mc.Finalizers = nil
 		Expect(k8s.Update(ctx, mc)).To(Succeed())
 	})
-	return c
 }
 
 // oversizedInfo makes the Application's payload larger than OCM's ManifestWork limit.
@@ -270,16 +277,7 @@ var _ = Describe("Bad input never deletes what runs", func() {
 		c := newCluster(ctx, nil)
 		app := createApp(ctx, hubApp("cluster-goes").Cluster(c).Build())
 		expectOnlyWork(ctx, app, c, workName(app))
-		mc := &clusterv1.ManagedCluster{}
-		Expect(k8s.Get(ctx, client.ObjectKey{Name: c}, mc)).To(Succeed())
-		mc.Finalizers = []string{"test.open-cluster-management.io/hold"}
-		Expect(k8s.Update(ctx, mc)).To(Succeed())
-		Expect(k8s.Delete(ctx, mc)).To(Succeed())
-		DeferCleanup(func(ctx context.Context) {
-			Expect(k8s.Get(ctx, client.ObjectKey{Name: c}, mc)).To(Succeed())
-			mc.Finalizers = nil
-			Expect(k8s.Update(ctx, mc)).To(Succeed())
-		})
+		startDeleting(ctx, c)
 		expectEvent(ctx, app, propagation.ReasonClusterDeleting, "is being deleted")
 		expectNoWork(ctx, client.ObjectKeyFromObject(app))
 		expectCondition(ctx, app, pullmodel.ConditionInvalidSpec, "is being deleted")
