@@ -47,15 +47,25 @@ func AgentAvailabilityOf(mca *addonv1alpha1.ManagedClusterAddOn) AgentAvailabili
 
 // GetAgentAvailability reads the availability of cluster's agent through c.
 func GetAgentAvailability(ctx context.Context, c client.Reader, cluster string) (AgentAvailability, error) {
+	mca, err := GetAgentAddOn(ctx, c, cluster)
+	if err != nil {
+		return AgentAvailability{}, err
+	}
+	return AgentAvailabilityOf(mca), nil
+}
+
+// GetAgentAddOn reads cluster's argocd-pull ManagedClusterAddOn; nil when the addon is
+// not enabled there.
+func GetAgentAddOn(ctx context.Context, c client.Reader, cluster string) (*addonv1alpha1.ManagedClusterAddOn, error) {
 	mca := &addonv1alpha1.ManagedClusterAddOn{}
 	err := c.Get(ctx, types.NamespacedName{Namespace: cluster, Name: apps.AddonName}, mca)
 	if apierrors.IsNotFound(err) {
-		return AgentAvailabilityOf(nil), nil
+		return nil, nil
 	}
 	if err != nil {
-		return AgentAvailability{}, fmt.Errorf("getting ManagedClusterAddOn %s/%s: %w", cluster, apps.AddonName, err)
+		return nil, fmt.Errorf("getting ManagedClusterAddOn %s/%s: %w", cluster, apps.AddonName, err)
 	}
-	return AgentAvailabilityOf(mca), nil
+	return mca, nil
 }
 
 // AgentAvailabilityPredicate keeps events of argocd-pull ManagedClusterAddOns (not other

@@ -64,10 +64,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
-	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -207,13 +205,9 @@ func (r *reconciler) desiredFor(ctx context.Context, app *argov1alpha1.Applicati
 // agentOf reads the availability of cluster's agent and its ApplicationsWatched condition
 // (nil when it has none) from its ManagedClusterAddOn.
 func (r *reconciler) agentOf(ctx context.Context, cluster string) (pullmodel.AgentAvailability, *metav1.Condition, error) {
-	mca := &addonv1alpha1.ManagedClusterAddOn{}
-	err := r.client.Get(ctx, types.NamespacedName{Namespace: cluster, Name: apps.AddonName}, mca)
-	if apierrors.IsNotFound(err) {
-		return pullmodel.AgentAvailabilityOf(nil), nil, nil
-	}
-	if err != nil {
-		return pullmodel.AgentAvailability{}, nil, fmt.Errorf("getting ManagedClusterAddOn %s/%s: %w", cluster, apps.AddonName, err)
+	mca, err := pullmodel.GetAgentAddOn(ctx, r.client, cluster)
+	if err != nil || mca == nil {
+		return pullmodel.AgentAvailabilityOf(nil), nil, err
 	}
 	return pullmodel.AgentAvailabilityOf(mca), meta.FindStatusCondition(mca.Status.Conditions, apps.ConditionApplicationsWatched), nil
 }
