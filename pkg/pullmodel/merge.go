@@ -93,3 +93,27 @@ func scalarsFromReport(report *appsv1alpha1.ApplicationReportStatus) Scalars {
 	}
 	return s
 }
+
+// A change of the hub Application's sources reaches the cluster's Argo CD through the
+// ManifestWork, which compares it and only then says OutOfSync; until the agent reports
+// that comparison, both sources still describe the old spec as Synced. An ApplicationSet's
+// RollingSync puts an Application back to Waiting only once it shows OutOfSync, and moves
+// to the next step when the previous step's Applications show Synced and Healthy, so a
+// cluster that compares late would be skipped over. The hub therefore shows OutOfSync
+// from the moment its sources differ from the ones the cluster last compared, as Argo CD
+// treats an Application whose spec sources differ from status.sync.comparedTo as not yet
+// compared.
+
+// OutOfSyncUntilCompared returns s showing OutOfSync when the hub Application's sources
+// (hubSources: report.SpecSourcesDigest of its spec) differ from those the available
+// agent last reported compared (sync.comparedSources). An unavailable agent's report,
+// or one from an agent that does not report comparedSources, says nothing about it.
+func OutOfSyncUntilCompared(s Scalars, report *appsv1alpha1.ApplicationReportStatus, agentAvailable bool, hubSources string) Scalars {
+	if !agentAvailable || report == nil || report.Sync.ComparedSources == "" || hubSources == "" ||
+		report.Sync.ComparedSources == hubSources {
+		return s
+	}
+	outOfSync := argov1alpha1.SyncStatusCodeOutOfSync
+	s.Sync = &outOfSync
+	return s
+}

@@ -70,6 +70,50 @@ func TestMergeScalars(t *testing.T) {
 	}
 }
 
+func TestOutOfSyncUntilCompared(t *testing.T) {
+	synced := Scalars{Health: ptr.To(health.HealthStatusHealthy), Sync: ptr.To(argov1alpha1.SyncStatusCodeSynced), Revision: ptr.To("rev")}
+	outOfSync := Scalars{Health: ptr.To(health.HealthStatusHealthy), Sync: ptr.To(argov1alpha1.SyncStatusCodeOutOfSync), Revision: ptr.To("rev")}
+	comparedOld := builders.ReportStatus(later).State(appsv1alpha1.HealthStatusHealthy, "", appsv1alpha1.SyncStatusSynced, "rev").Build()
+	comparedOld.Sync.ComparedSources = "old"
+	noDigest := builders.ReportStatus(later).State(appsv1alpha1.HealthStatusHealthy, "", appsv1alpha1.SyncStatusSynced, "rev").Build()
+	tests := map[string]struct {
+		report     *appsv1alpha1.ApplicationReportStatus
+		available  bool
+		hubSources string
+		want       Scalars
+	}{
+		"the cluster compared the hub's sources: as merged": {
+			report: comparedOld, available: true, hubSources: "old", want: synced,
+		},
+		"the hub's sources changed since the cluster compared: OutOfSync": {
+			report: comparedOld, available: true, hubSources: "new", want: outOfSync,
+		},
+		"agent not available: its last report says nothing of now": {
+			report: comparedOld, hubSources: "new", want: synced,
+		},
+		"no report: nothing known": {
+			available: true, hubSources: "new", want: synced,
+		},
+		"a report without the digest (an older agent, never compared): as merged": {
+			report: noDigest, available: true, hubSources: "new", want: synced,
+		},
+		"a hub Application without a source: as merged": {
+			report: comparedOld, available: true, want: synced,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := OutOfSyncUntilCompared(synced, tc.report, tc.available, tc.hubSources)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("scalars (-want +got):\n%s", diff)
+			}
+			if *synced.Sync != argov1alpha1.SyncStatusCodeSynced {
+				t.Fatal("the input's sync status was changed through its pointer")
+			}
+		})
+	}
+}
+
 func TestAgentAvailabilityOf(t *testing.T) {
 	mca := func(conditions ...metav1.Condition) *addonv1alpha1.ManagedClusterAddOn {
 		return &addonv1alpha1.ManagedClusterAddOn{

@@ -31,6 +31,8 @@ func FromApplication(app *argov1alpha1.Application) appsv1alpha1.ApplicationRepo
 			Status:    syncStatus(st.Sync.Status),
 			Revision:  t.revision(st.Sync.Revision),
 			Revisions: t.revisions(st.Sync.Revisions),
+			// Only a digest, so never truncated.
+			ComparedSources: ComparedSourcesDigest(&st.Sync.ComparedTo),
 		},
 		Health: appsv1alpha1.HealthReport{
 			Status:  healthStatus(string(st.Health.Status)),

@@ -21,6 +21,13 @@
 //   - Waiting → Healthy when already healthy; any state → Waiting when status.sync.revision
 //     (GetRevisions) or, under RollingSync, the OutOfSync sync status says there is new work.
 //
+// A changed template changes the hub Applications' sources at once, but each cluster's
+// Argo CD compares the change (and says OutOfSync) on its own time; a step whose cluster
+// had not yet compared would show Healthy and let the next step sync first. The hub
+// Application therefore shows OutOfSync from the moment its sources differ from those the
+// cluster last compared (pullmodel.OutOfSyncUntilCompared), so every Application of the
+// template goes back to Waiting together and the steps keep their order.
+//
 // The ApplicationSet controller only re-reconciles on a hub Application update when
 // health.status or sync.status changed, or when operationState.phase or .startedAt changed
 // (shouldRequeueForApplication). A spoke sync that goes from Succeeded to Succeeded again is
@@ -58,6 +65,7 @@ import (
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/report"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
@@ -181,7 +189,7 @@ func (r *reconciler) desiredFor(ctx context.Context, app *argov1alpha1.Applicati
 		// well-formed values are still mirrored.
 		log.V(2).Info("Ignoring malformed ManifestWork feedback values", "reason", err.Error())
 	}
-	report, err := r.reportFor(ctx, app, cluster)
+	rep, err := r.reportFor(ctx, app, cluster)
 	if err != nil {
 		return desired{}, 0, err
 	}
@@ -190,14 +198,15 @@ func (r *reconciler) desiredFor(ctx context.Context, app *argov1alpha1.Applicati
 		return desired{}, 0, err
 	}
 	var reported *appsv1alpha1.ApplicationReportStatus
-	if report != nil {
-		reported = &report.Status
+	if rep != nil {
+		reported = &rep.Status
 	}
 	d := desired{report: reported}
 	d.scalars, d.source = pullmodel.MergeScalars(feedback, reported, agent.Available)
+	d.scalars = pullmodel.OutOfSyncUntilCompared(d.scalars, reported, agent.Available, report.SpecSourcesDigest(&app.Spec))
 	var requeue time.Duration
 	d.hubConditions, requeue = deliveryConditions(delivery{
-		cluster: cluster, work: mw, reported: report != nil, agent: agent, watched: watched,
+		cluster: cluster, work: mw, reported: rep != nil, agent: agent, watched: watched,
 	}, r.reportGrace, r.now().Time)
 	return d, requeue, nil
 }

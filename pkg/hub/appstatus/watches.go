@@ -145,12 +145,15 @@ func watchedChanged() predicate.Predicate {
 }
 
 // applicationChanged lets an Application update through when what this controller depends on
-// changed: its labels or annotations (target cluster), or a mirrored status field that
+// changed: its labels or annotations (target cluster), its sources (compared with what the
+// cluster last compared, pullmodel.OutOfSyncUntilCompared), or a mirrored status field that
 // someone else overwrote.
 func applicationChanged() predicate.Funcs {
 	return pullmodel.UpdatesWhere(func(oldApp, newApp *argov1alpha1.Application) bool {
 		return !equality.Semantic.DeepEqual(oldApp.Labels, newApp.Labels) ||
 			!equality.Semantic.DeepEqual(oldApp.Annotations, newApp.Annotations) ||
+			!equality.Semantic.DeepEqual(oldApp.Spec.Source, newApp.Spec.Source) ||
+			!equality.Semantic.DeepEqual(oldApp.Spec.Sources, newApp.Spec.Sources) ||
 			oldApp.Status.Health.Status != newApp.Status.Health.Status ||
 			oldApp.Status.Sync.Status != newApp.Status.Sync.Status ||
 			oldApp.Status.Sync.Revision != newApp.Status.Sync.Revision ||

@@ -28,14 +28,18 @@ import (
 // step, twice: the hub's real applicationset-controller (--enable-progressive-syncs) sets
 // .operation on one hub Application per step, the pull model runs it once on that cluster,
 // and the controller moves on only once the hub Application shows the sync done and the
-// Application Healthy. A request the hub kept forever would sync every cluster at once on
-// the second rollout; one delivered twice would sync a cluster twice (two history entries).
+// Application Healthy. The first rollout creates the Applications; the second changes the
+// template (a new path). A request the hub kept forever would sync every cluster at once on
+// the second rollout; one delivered twice would sync a cluster twice (two history entries);
+// a hub Application that showed Synced until its cluster compared the new path would let
+// the second step go first.
 const (
 	rollingAppSet    = "rolling"
 	rollingPlacement = "rolling-placement"
 	rollingLabel     = "e2e.argocd-pull/rolling"
 	rollingNS        = "rolling-e2e"
 	rollingPath      = "cm"
+	rollingPathV2    = "cm-v2"
 )
 
 // rollingConfigMap is the repository's only manifest: a ConfigMap is Healthy once it
@@ -60,7 +64,8 @@ var _ = Describe("RollingSync through the pull model", Ordered, func() {
 	BeforeAll(func(ctx SpecContext) {
 		var err error
 		repo, err = fleet.NewLocalGitRepo(filepath.Join(fleetDir, "git", "rolling"), map[string]string{
-			rollingPath + "/configmap.yaml": rollingConfigMap("first"),
+			rollingPath + "/configmap.yaml":   rollingConfigMap("first"),
+			rollingPathV2 + "/configmap.yaml": rollingConfigMap("second"),
 		})
 		Expect(err).NotTo(HaveOccurred())
 
@@ -112,13 +117,13 @@ var _ = Describe("RollingSync through the pull model", Ordered, func() {
 
 	for rollout := 1; rollout <= 2; rollout++ {
 		It("rolls out step by step, each cluster synced once (rollout "+string(rune('0'+rollout))+")", func(ctx SpecContext) {
-			var head string
+			value := "first"
 			if rollout == 2 {
-				By("committing a new revision: both Applications go OutOfSync, the ApplicationSet rolls out again")
-				Expect(repo.Commit("second value", map[string]string{rollingPath + "/configmap.yaml": rollingConfigMap("second")})).To(Succeed())
+				By("changing the template's path: both Applications go OutOfSync, the ApplicationSet rolls out again")
+				setRollingPath(ctx, rollingPathV2)
+				value = "second"
 			}
-			var err error
-			head, err = repo.Head()
+			head, err := repo.Head()
 			Expect(err).NotTo(HaveOccurred())
 
 			start := time.Now()
@@ -135,6 +140,9 @@ var _ = Describe("RollingSync through the pull model", Ordered, func() {
 					g.Expect(history).To(HaveLen(rollout), "%s: one sync per rollout\n%s", c, toYAML(history))
 					started[c] = parseTime(g, nested(app, "status", "operationState", "startedAt"))
 					finished[c] = parseTime(g, nested(app, "status", "operationState", "finishedAt"))
+					cm := &corev1.ConfigMap{}
+					g.Expect(theFleet.Cluster(c).APIServer.Client.Get(ctx, client.ObjectKey{Namespace: rollingNS, Name: "rolling"}, cm)).To(Succeed(), c)
+					g.Expect(cm.Data).To(HaveKeyWithValue("value", value), c)
 				}
 			}).WithContext(ctx).WithTimeout(4 * time.Minute).WithPolling(time.Second).Should(Succeed())
 			AddReportEntry("RollingSync rollout "+string(rune('0'+rollout))+" done", time.Since(start).Round(time.Second).String())
@@ -145,18 +153,12 @@ var _ = Describe("RollingSync through the pull model", Ordered, func() {
 				Expect(nested(app, "status", "operationState", "operation", "initiatedBy", "username")).To(Equal("applicationset-controller"), c)
 			}
 			// In the first rollout both Applications are new, so Waiting until their step
-			// comes: the order is the ApplicationSet controller's, and the pull model keeps
-			// it. In the second, each cluster's Argo CD finds the new revision by itself, at
-			// its own refresh; the controller moves a step on when the previous step's
-			// Applications show Healthy on the hub, so one whose cluster has not seen the
-			// revision yet does not hold the next step (upstream RollingSync behaves so with
-			// independent refreshes too). What the pull model owns is checked above and
-			// below: every sync is one the controller asked for, run once, never replayed.
-			if rollout == 1 {
-				By("checking the second step started only after the first finished")
-				Expect(started[rolloutOrder[1]]).To(BeTemporally(">=", finished[rolloutOrder[0]]),
-					"%s started at %s, before %s finished at %s", rolloutOrder[1], started[rolloutOrder[1]], rolloutOrder[0], finished[rolloutOrder[0]])
-			}
+			// comes. In the second, both hub Applications show OutOfSync as soon as the
+			// template changed their path, before either cluster compared it, so both go
+			// back to Waiting together and the steps keep their order.
+			By("checking the second step started only after the first finished")
+			Expect(started[rolloutOrder[1]]).To(BeTemporally(">=", finished[rolloutOrder[0]]),
+				"%s started at %s, before %s finished at %s", rolloutOrder[1], started[rolloutOrder[1]], rolloutOrder[0], finished[rolloutOrder[0]])
 
 			By("checking the ApplicationSet saw both Applications Healthy, and no sync runs again")
 			Eventually(func(g Gomega) {
@@ -236,6 +238,19 @@ func createRollingAppSet(ctx SpecContext, repoURL string, order []string) {
 			}
 		}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
 	}, NodeTimeout(3*time.Minute))
+}
+
+// setRollingPath makes the RollingSync ApplicationSet's template take its manifests from
+// path, as a user editing the ApplicationSet would.
+func setRollingPath(ctx SpecContext, path string) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		set := &unstructured.Unstructured{}
+		set.SetGroupVersionKind(appSetGVK)
+		g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: argoNS, Name: rollingAppSet}, set)).To(Succeed())
+		g.Expect(unstructured.SetNestedField(set.Object, path, "spec", "template", "spec", "source", "path")).To(Succeed())
+		g.Expect(hub.Update(ctx, set)).To(Succeed())
+	}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
 }
 
 // bindGlobalClusterSet binds the global ManagedClusterSet (every cluster) to argocd, as

@@ -7,6 +7,7 @@ import (
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/appstatus"
+	pullreport "github.com/open-cluster-management-io/argocd-pull-addon/pkg/report"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
@@ -142,6 +143,60 @@ var _ = Describe("Application status from the agent's report", func() {
 
 		By("no ping-pong between the two sources: exactly one write per change")
 		Consistently(func() int { return writes.Of("applications", app.Name) }, 3*time.Second).Should(Equal(base + 2))
+	})
+
+	It("shows OutOfSync from the moment the hub's sources differ from those the cluster last compared", func(ctx context.Context) {
+		cluster := newCluster(ctx)
+		setAgentAvailable(ctx, cluster, metav1.ConditionTrue)
+		app := createApplication(ctx, builders.Application(cluster+"-template").Pulled().Cluster(cluster).OwnedBy("template", appSetUID).Build())
+		mw := createManifestWork(ctx, app, cluster)
+		report(ctx, mw, synced, "")
+		comparedAt := func(observed metav1.Time, spec *argov1alpha1.ApplicationSpec) appsv1alpha1.ApplicationReportStatus {
+			return appsv1alpha1.ApplicationReportStatus{
+				ObservedAt: observed,
+				Health:     appsv1alpha1.HealthReport{Status: appsv1alpha1.HealthStatusHealthy},
+				Sync: appsv1alpha1.SyncReport{
+					Status: appsv1alpha1.SyncStatusSynced, Revision: "8f3c2b1", ComparedSources: pullreport.SpecSourcesDigest(spec),
+				},
+			}
+		}
+
+		By("the cluster compared the hub's sources: Synced")
+		writeAgentReport(ctx, app, cluster, comparedAt(at(11, 0), &app.Spec))
+		Eventually(func(g Gomega) {
+			cur := getApp(ctx, g, app)
+			g.Expect(cur.Status.Sync.Status).To(Equal(argov1alpha1.SyncStatusCodeSynced))
+			g.Expect(cur.Status.Sync.Revision).To(Equal("8f3c2b1"))
+		}).Should(Succeed())
+
+		By("the template changes the hub Application's path; nothing comes from the cluster: OutOfSync")
+		var changed *argov1alpha1.Application
+		Eventually(func(g Gomega) {
+			changed = getApp(ctx, g, app)
+			changed.Spec.Source.Path = "guestbook-v2"
+			g.Expect(k8s.Update(ctx, changed)).To(Succeed())
+		}).Should(Succeed())
+		Eventually(func(g Gomega) {
+			cur := getApp(ctx, g, app)
+			g.Expect(cur.Status.Sync.Status).To(Equal(argov1alpha1.SyncStatusCodeOutOfSync))
+			g.Expect(cur.Status.Health.Status).To(Equal(health.HealthStatusHealthy), "health is still the cluster's")
+		}).Should(Succeed())
+
+		By("a later report of the old comparison keeps it OutOfSync")
+		writeAgentReport(ctx, app, cluster, comparedAt(at(11, 1), &app.Spec))
+		Eventually(func(g Gomega) {
+			rep := &appsv1alpha1.ApplicationStatusReport{}
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: cluster, Name: argoNamespace + "." + app.Name}, rep)).To(Succeed())
+			g.Expect(rep.Status.ObservedAt.Time).To(BeTemporally("==", at(11, 1).Time))
+		}).Should(Succeed())
+		Eventually(framework.Settled(appstatus.ControllerName, time.Second)).Should(BeTrue())
+		Expect(getApp(ctx, Default, app).Status.Sync.Status).To(Equal(argov1alpha1.SyncStatusCodeOutOfSync))
+
+		By("the cluster compares the new path and reports it Synced: Synced")
+		writeAgentReport(ctx, app, cluster, comparedAt(at(11, 2), &changed.Spec))
+		Eventually(func(g Gomega) {
+			g.Expect(getApp(ctx, g, app).Status.Sync.Status).To(Equal(argov1alpha1.SyncStatusCodeSynced))
+		}).Should(Succeed())
 	})
 
 	It("takes sync and health from the feedback while the agent is not available", func(ctx context.Context) {

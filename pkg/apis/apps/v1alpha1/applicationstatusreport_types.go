@@ -203,6 +203,14 @@ type SyncReport struct {
 	// +kubebuilder:validation:MaxItems=20
 	// +kubebuilder:validation:items:MaxLength=256
 	Revisions []string `json:"revisions,omitempty"`
+
+	// ComparedSources identifies the sources Argo CD last compared the Application
+	// against (status.sync.comparedTo): report.SourcesDigest of them. The hub compares it
+	// with the same digest of the hub Application's sources to tell a change the cluster
+	// has not compared yet. Empty before Argo CD's first comparison.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	ComparedSources string `json:"comparedSources,omitempty"`
 }
 
 // HealthReport is the health of an Application or resource.
