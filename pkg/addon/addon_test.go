@@ -59,11 +59,18 @@ func testConfig(spec addonv1alpha1.AddOnDeploymentConfigSpec) *addonv1alpha1.Add
 func render(t *testing.T, cluster *clusterv1.ManagedCluster, addon *addonv1alpha1.ManagedClusterAddOn,
 	config *addonv1alpha1.AddOnDeploymentConfig) ([]runtime.Object, error) {
 	t.Helper()
+	return renderWithOptions(t, NewOptions(), cluster, addon, config)
+}
+
+// renderWithOptions renders as render does, with the manager's options opts.
+func renderWithOptions(t *testing.T, opts *Options, cluster *clusterv1.ManagedCluster, addon *addonv1alpha1.ManagedClusterAddOn,
+	config *addonv1alpha1.AddOnDeploymentConfig) ([]runtime.Object, error) {
+	t.Helper()
 	var objects []runtime.Object
 	if config != nil {
 		objects = append(objects, config)
 	}
-	agentAddon, err := NewAgentAddon(kubefake.NewClientset(), addonfake.NewSimpleClientset(objects...), NewOptions())
+	agentAddon, err := NewAgentAddon(kubefake.NewClientset(), addonfake.NewSimpleClientset(objects...), opts)
 	if err != nil {
 		t.Fatalf("NewAgentAddon: %v", err)
 	}
@@ -342,6 +349,52 @@ func TestManifestsAgentShape(t *testing.T) {
 		if diff := cmp.Diff(want, rb.Subjects); diff != "" {
 			t.Errorf("%s subjects (-want +got):\n%s", key, diff)
 		}
+	}
+}
+
+// The agent pulls its image with the Secrets the manager names (the hub chart's
+// imagePullSecrets), also when an AddOnDeploymentConfig mirrors the image; without any it
+// names none. Its namespace asks the klusterlet for its pull Secret.
+func TestManifestsImagePullSecrets(t *testing.T) {
+	mirror := testConfig(addonv1alpha1.AddOnDeploymentConfigSpec{Registries: []addonv1alpha1.ImageMirror{{
+		Source: "quay.io/open-cluster-management", Mirror: "registry.example.com/ocm"}}})
+	tests := map[string]struct {
+		secrets []string
+		config  *addonv1alpha1.AddOnDeploymentConfig
+		want    []corev1.LocalObjectReference
+	}{
+		"none": {},
+		"two": {
+			secrets: []string{"open-cluster-management-image-pull-credentials", "regcred"},
+			want:    []corev1.LocalObjectReference{{Name: "open-cluster-management-image-pull-credentials"}, {Name: "regcred"}},
+		},
+		"with a mirroring AddOnDeploymentConfig": {
+			secrets: []string{"regcred"},
+			config:  mirror,
+			want:    []corev1.LocalObjectReference{{Name: "regcred"}},
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			opts := NewOptions()
+			opts.AgentImagePullSecrets = tt.secrets
+			objects, err := renderWithOptions(t, opts, testCluster(nil), testAddon("", tt.config), tt.config)
+			if err != nil {
+				t.Fatalf("Manifests: %v", err)
+			}
+			pod := findDeployment(t, objects).Spec.Template.Spec
+			if diff := cmp.Diff(tt.want, pod.ImagePullSecrets); diff != "" {
+				t.Errorf("imagePullSecrets (-want +got):\n%s", diff)
+			}
+			if tt.config != nil && !strings.HasPrefix(pod.Containers[0].Image, "registry.example.com/ocm/") {
+				t.Errorf("image %s is not mirrored: the case tests nothing", pod.Containers[0].Image)
+			}
+			for _, o := range objects {
+				if ns, ok := o.(*corev1.Namespace); ok && ns.Labels["addon.open-cluster-management.io/namespace"] != "true" {
+					t.Errorf("install Namespace labels = %v, want addon.open-cluster-management.io/namespace=true", ns.Labels)
+				}
+			}
+		})
 	}
 }
 

@@ -3,9 +3,11 @@ package addon
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // DefaultAgentImage is the agent's image when --agent-image is not given: the one image
@@ -19,6 +21,11 @@ type Options struct {
 	AgentImage string
 	// AgentImagePullPolicy is the agent container's image pull policy.
 	AgentImagePullPolicy corev1.PullPolicy
+	// AgentImagePullSecrets name the Secrets the agent's Pod pulls its image with. Each must
+	// exist in the agent's install namespace on every managed cluster; the klusterlet copies
+	// its open-cluster-management-image-pull-credentials there (the agent chart labels the
+	// namespace for it).
+	AgentImagePullSecrets []string
 	// WatchNamespaces are the managed-cluster namespaces whose Argo CD Applications the
 	// agent reports.
 	WatchNamespaces []string
@@ -42,6 +49,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Image of the argocd-pull agent the addon installs on managed clusters (AddOnDeploymentConfig registries mirror it).")
 	fs.StringVar((*string)(&o.AgentImagePullPolicy), "agent-image-pull-policy", string(o.AgentImagePullPolicy),
 		"Pull policy of the agent image: Always, IfNotPresent or Never.")
+	fs.StringSliceVar(&o.AgentImagePullSecrets, "agent-image-pull-secrets", o.AgentImagePullSecrets,
+		"Secrets in the agent's install namespace on each managed cluster that the agent's Pod pulls its image with (imagePullSecrets), "+
+			"e.g. open-cluster-management-image-pull-credentials, which the klusterlet copies there.")
 	fs.StringSliceVar(&o.WatchNamespaces, "agent-watch-namespaces", o.WatchNamespaces,
 		"Default managed-cluster namespaces whose Argo CD Applications the agent reports (AddOnDeploymentConfig customizedVariable "+
 			VariableWatchNamespaces+" overrides it).")
@@ -59,6 +69,11 @@ func (o *Options) Validate() error {
 	case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
 	default:
 		errs = append(errs, fmt.Errorf("--agent-image-pull-policy %q is not Always, IfNotPresent or Never", o.AgentImagePullPolicy))
+	}
+	for _, secret := range o.AgentImagePullSecrets {
+		if msgs := validation.IsDNS1123Subdomain(secret); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("--agent-image-pull-secrets: %q is not a Secret name: %s", secret, strings.Join(msgs, "; ")))
+		}
 	}
 	if _, err := parseWatchNamespaces(o.WatchNamespaces); err != nil {
 		errs = append(errs, fmt.Errorf("--agent-watch-namespaces: %w", err))

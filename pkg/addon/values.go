@@ -50,6 +50,10 @@ type AgentValues struct {
 type GlobalValues struct {
 	ImageOverrides  ImageOverrides    `json:"imageOverrides"`
 	ImagePullPolicy corev1.PullPolicy `json:"imagePullPolicy"`
+	// ImagePullSecrets are the agent Pod's imagePullSecrets (--agent-image-pull-secrets).
+	// addon-framework has no helper for them and AddOnDeploymentConfig no field: they sit
+	// in global beside the image, as in the framework's helloworld_helm example chart.
+	ImagePullSecrets []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
 	// NodeSelector comes from AddOnDeploymentConfig nodePlacement.
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 	// ProxyConfig comes from AddOnDeploymentConfig proxyConfig, keyed HTTP_PROXY,
@@ -72,8 +76,9 @@ func (o *Options) defaultValues() addonfactory.GetValuesFunc {
 		WatchNamespaces: slices.Clone(o.WatchNamespaces),
 		LogLevel:        o.LogLevel,
 		Global: GlobalValues{
-			ImageOverrides:  ImageOverrides{Agent: o.AgentImage},
-			ImagePullPolicy: o.AgentImagePullPolicy,
+			ImageOverrides:   ImageOverrides{Agent: o.AgentImage},
+			ImagePullPolicy:  o.AgentImagePullPolicy,
+			ImagePullSecrets: localObjectReferences(o.AgentImagePullSecrets),
 		},
 	}
 	return func(*clusterv1.ManagedCluster, *addonv1alpha1.ManagedClusterAddOn) (addonfactory.Values, error) {
@@ -83,6 +88,14 @@ func (o *Options) defaultValues() addonfactory.GetValuesFunc {
 		}
 		return v, nil
 	}
+}
+
+func localObjectReferences(names []string) []corev1.LocalObjectReference {
+	var refs []corev1.LocalObjectReference
+	for _, name := range names {
+		refs = append(refs, corev1.LocalObjectReference{Name: name})
+	}
+	return refs
 }
 
 // getValuesFuncs are the agent chart's value sources, later ones overriding earlier ones:

@@ -119,9 +119,11 @@ func TestOptionsValidate(t *testing.T) {
 	if err := valid.Validate(); err != nil {
 		t.Fatalf("defaults are invalid: %v", err)
 	}
-	invalid := &Options{AgentImagePullPolicy: "Sometimes", WatchNamespaces: []string{"UPPER"}, LogLevel: -1}
+	invalid := &Options{AgentImagePullPolicy: "Sometimes", AgentImagePullSecrets: []string{"regcred", "Not_A_Name"},
+		WatchNamespaces: []string{"UPPER"}, LogLevel: -1}
 	err := invalid.Validate()
-	for _, want := range []string{"--agent-image", "--agent-image-pull-policy", "--agent-watch-namespaces", "--agent-log-level"} {
+	for _, want := range []string{"--agent-image", "--agent-image-pull-policy", `--agent-image-pull-secrets: "Not_A_Name"`,
+		"--agent-watch-namespaces", "--agent-log-level"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate() = %v, want it to name %s", err, want)
 		}

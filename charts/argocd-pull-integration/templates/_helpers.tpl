@@ -25,8 +25,12 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/component: manager
 {{- end -}}
 
-{{/* Manager arguments that configure the agent the addon manager installs: the same image. */}}
+{{/* Manager arguments that configure the agent the addon manager installs: the same image,
+pulled with the same Secrets' names. */}}
 {{- define "argocd-pull-integration.addonManagerArgs" -}}
 - --agent-image={{ include "argocd-pull-integration.image" . }}
 - --agent-image-pull-policy={{ .Values.image.pullPolicy }}
+{{- with .Values.imagePullSecrets }}
+- --agent-image-pull-secrets={{ range $i, $secret := . }}{{ if $i }},{{ end }}{{ $secret.name }}{{ end }}
+{{- end }}
 {{- end -}}

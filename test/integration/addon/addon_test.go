@@ -39,7 +39,10 @@ const (
 	timeout  = 30 * time.Second
 	interval = 200 * time.Millisecond
 
-	testAgentImage   = "quay.io/open-cluster-management/argocd-pull-addon:v0.1.0"
+	testAgentImage = "quay.io/open-cluster-management/argocd-pull-addon:v0.1.0"
+	// testPullSecret is the manager's --agent-image-pull-secrets (the hub chart's
+	// imagePullSecrets): the klusterlet's pull Secret, which it copies into addon namespaces.
+	testPullSecret   = "open-cluster-management-image-pull-credentials"
 	defaultNamespace = "open-cluster-management-agent-addon"
 )
 
@@ -169,6 +172,11 @@ var _ = Describe("The argocd-pull addon manager", func() {
 			g.Expect(c.Image).To(Equal(testAgentImage))
 			g.Expect(c.Args).To(Equal(agentArgs(cluster, defaultNamespace, "argocd", "2")))
 			g.Expect(pod.ServiceAccountName).To(Equal("argocd-pull-agent"))
+			g.Expect(pod.ImagePullSecrets).To(Equal([]corev1.LocalObjectReference{{Name: testPullSecret}}))
+			// The label that has the klusterlet copy its pull Secret into the namespace.
+			g.Expect(objects).To(HaveKey("Namespace /" + defaultNamespace))
+			g.Expect(objects["Namespace /"+defaultNamespace].GetLabels()).To(
+				HaveKeyWithValue("addon.open-cluster-management.io/namespace", "true"))
 			// The registration Secret, mounted as a directory so rotated certificates are seen.
 			g.Expect(pod.Volumes).To(ConsistOf(corev1.Volume{Name: "hub-kubeconfig", VolumeSource: corev1.VolumeSource{
 				Secret: &corev1.SecretVolumeSource{SecretName: "argocd-pull-hub-kubeconfig"}}}))
@@ -256,6 +264,8 @@ var _ = Describe("The argocd-pull addon manager", func() {
 			pod := d.Spec.Template.Spec
 			c := pod.Containers[0]
 			g.Expect(c.Image).To(Equal("mirror.example.com/ocm/argocd-pull-addon:v0.1.0"))
+			g.Expect(pod.ImagePullSecrets).To(Equal([]corev1.LocalObjectReference{{Name: testPullSecret}}),
+				"the mirrored image is pulled with the same Secrets")
 			g.Expect(c.Args).To(Equal(agentArgs(cluster, "gitops-agents", "argocd,gitops", "4")))
 			g.Expect(pod.NodeSelector).To(Equal(map[string]string{"kubernetes.io/os": "linux"}))
 			g.Expect(pod.Tolerations).To(ConsistOf(corev1.Toleration{Key: "dedicated", Operator: corev1.TolerationOpExists}))

@@ -80,6 +80,7 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	opts := addon.NewOptions()
 	opts.AgentImage = testAgentImage
+	opts.AgentImagePullSecrets = []string{testPullSecret}
 	renders, err = addon.Setup(mgr, opts)
 	Expect(err).NotTo(HaveOccurred())
 	mgrDone = make(chan error, 1)

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
@@ -40,7 +41,13 @@ func createCluster(ctx context.Context, name string) {
 
 func renderedDeployment() *appsv1.Deployment {
 	GinkgoHelper()
-	for _, o := range rendered {
+	return deploymentOf(rendered)
+}
+
+// deploymentOf returns the one Deployment among a rendering's objects: the manager's.
+func deploymentOf(objects []*unstructured.Unstructured) *appsv1.Deployment {
+	GinkgoHelper()
+	for _, o := range objects {
 		if o.GetKind() == "Deployment" {
 			d := &appsv1.Deployment{}
 			Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, d)).To(Succeed())
@@ -66,6 +73,35 @@ var _ = Describe("The hub chart", func() {
 		Expect(c.LivenessProbe.HTTPGet.Path).To(Equal("/healthz"))
 		Expect(c.ReadinessProbe.HTTPGet.Path).To(Equal("/readyz"))
 		Expect(cmd.Flags().Lookup("health-probe-bind-address").Value.String()).To(Equal(":8081"))
+	})
+
+	It("pulls the image with imagePullSecrets and names them to the agents it installs", func(ctx context.Context) {
+		By("naming none by default")
+		c := renderedDeployment().Spec.Template.Spec.Containers[0]
+		Expect(renderedDeployment().Spec.Template.Spec.ImagePullSecrets).To(BeEmpty())
+		cmd := manager.NewCommand()
+		Expect(cmd.ParseFlags(c.Args[1:])).To(Succeed())
+		Expect(cmd.Flags().GetStringSlice("agent-image-pull-secrets")).To(BeEmpty())
+
+		By("rendering the chart with two Secrets")
+		objects, err := framework.RenderChart(framework.ChartNamespace, map[string]any{
+			"imagePullSecrets": []any{map[string]any{"name": "regcred"}, map[string]any{"name": "mirror-creds"}},
+		})
+		Expect(err).NotTo(HaveOccurred())
+		d := deploymentOf(objects)
+		Expect(d.Spec.Template.Spec.ImagePullSecrets).To(Equal([]corev1.LocalObjectReference{{Name: "regcred"}, {Name: "mirror-creds"}}))
+		cmd = manager.NewCommand()
+		Expect(cmd.ParseFlags(d.Spec.Template.Spec.Containers[0].Args[1:])).To(Succeed())
+		Expect(cmd.Flags().GetStringSlice("agent-image-pull-secrets")).To(Equal([]string{"regcred", "mirror-creds"}),
+			"the manager gives the agents the same Secret names (test/integration/addon checks the agent's Deployment)")
+		d.Name = "pull-secrets-check"
+		Expect(k8s.Create(ctx, d, client.DryRunAll)).To(Succeed(), "the API server accepts the Deployment")
+
+		By("refusing an entry without a name")
+		_, err = framework.RenderChart(framework.ChartNamespace, map[string]any{
+			"imagePullSecrets": []any{map[string]any{"secret": "regcred"}},
+		})
+		Expect(err).To(MatchError(ContainSubstring("each imagePullSecrets entry needs a name")))
 	})
 
 	It("gives Go's collector the manager container's memory limit as its soft limit", func() {
