@@ -165,14 +165,17 @@ var _ = Describe("Installing as the README says", Ordered, func() {
 			g.Expect(secret.Data).To(HaveKey("tls.crt"), "the agent's signed client certificate")
 		}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
 
-		By("starting the agent where its Deployment would run it: it reports, on its ManagedClusterAddOn, that the cluster has no Argo CD")
+		// The fleet's API servers all serve Argo CD's CRDs, but this cluster runs no Argo CD:
+		// it has no namespace argocd, the agent's default watched namespace.
+		By("starting the agent where its Deployment would run it: it reports, on its ManagedClusterAddOn, that its watched namespace argocd is missing")
 		Expect(pull.StartAgent(ctx, installAgentCluster, installAgentNamespace)).To(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: installAgentCluster, Name: apps.AddonName}, mca)).To(Succeed())
 			watched := meta.FindStatusCondition(mca.Status.Conditions, apps.ConditionApplicationsWatched)
 			g.Expect(watched).NotTo(BeNil(), "condition %s on %v", apps.ConditionApplicationsWatched, mca.Status.Conditions)
 			g.Expect(watched.Status).To(Equal(metav1.ConditionFalse))
-			g.Expect(watched.Reason).To(Equal(apps.ReasonArgoCDNotInstalled))
+			g.Expect(watched.Reason).To(Equal(apps.ReasonWatchedNamespaceMissing))
+			g.Expect(watched.Message).To(ContainSubstring(argoNS))
 		}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
 	}, NodeTimeout(5*time.Minute))
 
