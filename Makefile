@@ -38,6 +38,22 @@ HELM_LDFLAGS := -s -w -X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION
 # and neither tool is on PATH.
 RENDERER_ENV := KUSTOMIZE=$(KUSTOMIZE) HELM=$(HELM)
 
+# OCM's clusteradm, which the e2e suite runs for real: `install hub-addon --names argocd`
+# against the chart served as the `ocm` Helm repository (make chart-repo), `addon enable`
+# and `addon disable` against the fleet. Built from the Go module proxy by
+# hack/build-clusteradm.sh (which says why and when it has to replace a dependency).
+CLUSTERADM_VERSION := v1.3.1
+CLUSTERADM := $(BIN)/clusteradm-$(CLUSTERADM_VERSION)
+
+# `make chart-repo` packages the hub chart and writes a Helm repository index next to it:
+# a directory any static HTTP server can host, to be added as the `ocm` repository that
+# `clusteradm install hub-addon --names argocd` installs from (README, "Install on an OCM
+# hub"). CHART_REPO_URL, when set, is written into the index as the charts' absolute URL;
+# unset, the index names them relative to wherever the directory is served.
+CHART_DIR := charts/argocd-pull-integration
+CHART_REPO_DIR ?= $(CURDIR)/_output/chart-repo
+CHART_REPO_URL ?=
+
 .DEFAULT_GOAL := help
 
 ##@ General
@@ -150,8 +166,11 @@ kustomize: $(KUSTOMIZE) ## Build kustomize into bin/ for pkg/cmp's tests (cached
 .PHONY: helm
 helm: $(HELM) ## Build helm into bin/ for pkg/cmp's tests (cached).
 
+.PHONY: clusteradm
+clusteradm: $(CLUSTERADM) ## Build OCM's clusteradm into bin/ for the e2e suite (cached; cold several minutes).
+
 .PHONY: test
-test: verify vet envtest argocd debian-packages $(KUSTOMIZE) $(HELM) test-image ## Everything: verify, vet, unit and integration tests on real API servers, the Argo CD smoke test and the e2e suite on a real fleet.
+test: verify vet envtest argocd debian-packages $(KUSTOMIZE) $(HELM) $(CLUSTERADM) test-image ## Everything: verify, vet, unit and integration tests on real API servers, the Argo CD smoke test and the e2e suite on a real fleet.
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(RENDERER_ENV) $(GO) test ./... -count=1 -timeout 30m
 	$(MAKE) --no-print-directory test-argocd-smoke test-e2e
 
@@ -215,6 +234,18 @@ $(HELM):
 	GOBIN=$$tmp $(GO) install -trimpath -ldflags "$(HELM_LDFLAGS)" helm.sh/helm/v3/cmd/helm@$(HELM_VERSION) && \
 	mv "$$tmp/helm" $@
 
+$(CLUSTERADM):
+	GO=$(GO) ./hack/build-clusteradm.sh $(CLUSTERADM_VERSION) $@
+
+##@ Release
+
+.PHONY: chart-repo
+chart-repo: $(HELM) ## Package the hub chart into a Helm repository directory (CHART_REPO_DIR, default _output/chart-repo) to serve as the `ocm` repository.
+	@mkdir -p $(CHART_REPO_DIR)
+	$(HELM) package $(CHART_DIR) --destination $(CHART_REPO_DIR)
+	$(HELM) repo index $(CHART_REPO_DIR) $(if $(CHART_REPO_URL),--url $(CHART_REPO_URL))
+	@echo "Helm repository in $(CHART_REPO_DIR): serve it over HTTP and add it as ocm (README, \"Install on an OCM hub\")."
+
 ##@ Sandbox
 
 # The README's first command: a hub and managed clusters, each its own
@@ -255,12 +286,19 @@ bench-scale: envtest ## Scale benchmark: propagation, freshness, manager RSS/CPU
 # (needs root and iproute2).
 # E2E_ARGS go to the test binary (e.g. -ginkgo.focus=guestbook); E2E_KEEP_DIR=1 keeps the
 # fleet's logs after a passing run.
+# The install scenario (install_test.go) follows the README's install section: the chart
+# repository `make chart-repo` writes (into a fresh directory, so no package of another
+# chart version is listed next to this one), helm to add it as `ocm`, and clusteradm.
 E2E_TEST := $(BIN)/e2e-pull.test
 E2E_AGENT_BINARY := $(BIN)/e2e/argocd-pull-addon
+E2E_CHART_REPO := $(BIN)/e2e/chart-repo
 
 .PHONY: test-e2e
-test-e2e: envtest argocd debian-packages ## End-to-end suite on a real OCM fleet with real Argo CD and our binary.
+test-e2e: envtest argocd debian-packages $(HELM) $(CLUSTERADM) ## End-to-end suite on a real OCM fleet with real Argo CD and our binary.
 	$(GO) build -o $(E2E_AGENT_BINARY) ./cmd/argocd-pull-addon
+	rm -rf $(E2E_CHART_REPO)
+	$(MAKE) --no-print-directory chart-repo CHART_REPO_DIR=$(E2E_CHART_REPO) CHART_REPO_URL=
 	$(GO) test -c -tags e2e -o $(E2E_TEST) ./test/e2e/pull
 	cd test/e2e/pull && KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) ARGOCD_PULL_ADDON_BINARY=$(E2E_AGENT_BINARY) \
+		HELM=$(HELM) CLUSTERADM=$(CLUSTERADM) CHART_REPO_DIR=$(E2E_CHART_REPO) \
 		$(E2E_TEST) -test.v -test.timeout 20m -ginkgo.v $(E2E_ARGS)

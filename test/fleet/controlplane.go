@@ -163,8 +163,8 @@ func controlPlaneScheme() (*runtime.Scheme, error) {
 }
 
 // controlPlaneCRDPaths is framework.CRDPaths plus what OCM's hub controllers and
-// klusterlet agents watch beyond ManagedCluster, ManifestWork, Placement and the addon
-// API: ManagedClusterSets and their bindings (hub), ClusterClaims and AddOnPlacementScores
+// klusterlet agents watch beyond ManagedCluster, ManagedClusterSets and their bindings,
+// ManifestWork, Placement and the addon API: ClusterClaims and AddOnPlacementScores
 // (cluster/v1alpha1), ManifestWorkReplicaSets, and the klusterlet's ClusterProperties. Every
 // API server gets them all so a cluster can also serve as a hub in a later test.
 func controlPlaneCRDPaths(withArgoCD bool) ([]string, error) {
@@ -187,7 +187,7 @@ func controlPlaneCRDPaths(withArgoCD bool) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, dir := range []string{"cluster/v1beta2", "cluster/v1alpha1", "work/v1alpha1"} {
+	for _, dir := range []string{"cluster/v1alpha1", "work/v1alpha1"} {
 		files, err := filepath.Glob(filepath.Join(api, dir, "*.crd.yaml"))
 		if err != nil || len(files) == 0 {
 			return nil, fmt.Errorf("no OCM CRDs in %s/%s (err: %v)", api, dir, err)

@@ -89,8 +89,13 @@ func ReadExample(file string) (*unstructured.Unstructured, error) {
 	return obj, nil
 }
 
-// BindDefaultClusterSet does what `clusteradm clusterset bind default --namespace ns`
-// does and waits for what it waits for: the binding bound and the set holding clusters.
+// DefaultClusterSetBindingExample binds the "default" ManagedClusterSet, which
+// examples/placement.yaml selects from, to namespace argocd.
+const DefaultClusterSetBindingExample = "managedclustersetbinding.yaml"
+
+// BindDefaultClusterSet applies examples/managedclustersetbinding.yaml to namespace, as
+// `clusteradm clusterset bind default --namespace ns` would create it, and waits for what
+// that waits for: the binding bound and the set holding clusters.
 // A real hub's registration webhook puts every new ManagedCluster into the default set
 // (a label); the fleet runs OCM's controllers but no webhooks, so this labels clusters
 // first.
@@ -120,11 +125,13 @@ func BindDefaultClusterSet(ctx context.Context, hub client.Client, namespace str
 			return fmt.Errorf("adding %s to the default ManagedClusterSet: %w", c, err)
 		}
 	}
-	if err := hub.Create(ctx, &clusterv1beta2.ManagedClusterSetBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: namespace},
-		Spec:       clusterv1beta2.ManagedClusterSetBindingSpec{ClusterSet: "default"},
-	}); err != nil {
-		return fmt.Errorf("binding the default ManagedClusterSet to %s: %w", namespace, err)
+	binding, err := ReadExample(DefaultClusterSetBindingExample)
+	if err != nil {
+		return err
+	}
+	binding.SetNamespace(namespace)
+	if err := hub.Create(ctx, binding); err != nil {
+		return fmt.Errorf("binding the default ManagedClusterSet to %s (examples/%s): %w", namespace, DefaultClusterSetBindingExample, err)
 	}
 	var last string
 	if err := wait.PollUntilContextCancel(ctx, 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {

@@ -47,6 +47,9 @@ type APIServerOptions struct {
 	// WithoutArgoCD leaves Argo CD's CRDs out, as on a managed cluster where Argo CD is
 	// not installed yet; InstallArgoCDCRDs installs them later.
 	WithoutArgoCD bool
+	// WithoutPullAddonCRDs leaves this project's CRDs out, as on a hub the chart has not
+	// been installed on yet: the install scenario installs them with the chart.
+	WithoutPullAddonCRDs bool
 }
 
 // StartAPIServerWith is StartAPIServer with options.
@@ -65,6 +68,14 @@ func StartAPIServerWith(opts APIServerOptions) (*APIServer, error) {
 			return nil, err
 		}
 		crds = slices.DeleteFunc(crds, func(p string) bool { return slices.Contains(argo, p) })
+	}
+	if opts.WithoutPullAddonCRDs {
+		root, err := RepoRoot()
+		if err != nil {
+			return nil, err
+		}
+		chart := filepath.Join(root, "charts", ChartName) + string(filepath.Separator)
+		crds = slices.DeleteFunc(crds, func(p string) bool { return strings.HasPrefix(p, chart) })
 	}
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: assets,
@@ -154,7 +165,8 @@ func RepoRoot() (string, error) {
 }
 
 // CRDPaths lists the CRD files the API servers get: ours from the chart, OCM's from the
-// api module, Argo CD's from the argo-cd module, at the versions go.mod pins.
+// api module (ManagedCluster, ManagedClusterSet and its binding, Placement, ManifestWork,
+// the addon APIs), Argo CD's from the argo-cd module, at the versions go.mod pins.
 func CRDPaths() ([]string, error) {
 	root, err := RepoRoot()
 	if err != nil {
@@ -165,7 +177,7 @@ func CRDPaths() ([]string, error) {
 		return nil, err
 	}
 	paths := []string{filepath.Join(root, "charts", "argocd-pull-integration", "crds")}
-	for _, dir := range []string{"cluster/v1", "cluster/v1beta1", "work/v1", "addon/v1alpha1"} {
+	for _, dir := range []string{"cluster/v1", "cluster/v1beta1", "cluster/v1beta2", "work/v1", "addon/v1alpha1"} {
 		files, err := filepath.Glob(filepath.Join(ocm, dir, "*.crd.yaml"))
 		if err != nil || len(files) == 0 {
 			return nil, fmt.Errorf("no OCM CRDs in %s/%s (err: %v)", ocm, dir, err)

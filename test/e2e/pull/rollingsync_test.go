@@ -253,8 +253,9 @@ func setRollingPath(ctx SpecContext, path string) {
 	}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
 }
 
-// bindGlobalClusterSet binds the global ManagedClusterSet (every cluster) to argocd, as
-// `clusteradm clusterset bind global --namespace argocd` does. Other scenarios bind it
+// bindGlobalClusterSet binds the global ManagedClusterSet (every cluster) to argocd with
+// examples/managedclustersetbinding-hub-rendered.yaml, as `clusteradm clusterset bind
+// global --namespace argocd` would. Other scenarios bind it
 // too: a binding made here goes when the calling container's clean-ups run, one that
 // exists is left as it is.
 func bindGlobalClusterSet(ctx SpecContext) {
@@ -262,11 +263,10 @@ func bindGlobalClusterSet(ctx SpecContext) {
 	Eventually(func() error {
 		return hub.Get(ctx, client.ObjectKey{Name: "global"}, &clusterv1beta2.ManagedClusterSet{})
 	}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
-	binding := &clusterv1beta2.ManagedClusterSetBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "global", Namespace: argoNS},
-		Spec:       clusterv1beta2.ManagedClusterSetBindingSpec{ClusterSet: "global"},
-	}
-	err := hub.Create(ctx, binding)
+	binding, err := fleet.ReadExample("managedclustersetbinding-hub-rendered.yaml")
+	Expect(err).NotTo(HaveOccurred())
+	Expect(binding.GetNamespace()).To(Equal(argoNS))
+	err = hub.Create(ctx, binding)
 	if apierrors.IsAlreadyExists(err) {
 		return
 	}
