@@ -35,6 +35,16 @@ func (m Metrics) HistogramCount(name string, labels ...string) uint64 {
 	return n
 }
 
+// HistogramSum is the sum of the observations of the histogram name over every series
+// whose labels include labels (name/value pairs).
+func (m Metrics) HistogramSum(name string, labels ...string) float64 {
+	var sum float64
+	for _, metric := range m.series(name, labels) {
+		sum += metric.GetHistogram().GetSampleSum()
+	}
+	return sum
+}
+
 // Value is the sum of the counter or gauge name over every series whose labels include
 // labels (name/value pairs).
 func (m Metrics) Value(name string, labels ...string) float64 {

@@ -30,3 +30,8 @@ app.kubernetes.io/component: manager
 - --agent-image={{ include "argocd-pull-integration.image" . }}
 - --agent-image-pull-policy={{ .Values.image.pullPolicy }}
 {{- end -}}
+
+{{/* Name of the Service in front of the manager's metrics port. */}}
+{{- define "argocd-pull-integration.metricsServiceName" -}}
+{{- printf "%s-manager-metrics" .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
