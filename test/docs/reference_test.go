@@ -25,7 +25,7 @@ var eventReasonArg = map[string]int{"Event": 2, "Eventf": 2, "AnnotatedEventf": 
 
 // conditionTypes are the condition structs whose Type and Reason fields users see.
 var conditionTypes = map[string]bool{
-	"k8s.io/apimachinery/pkg/apis/meta/v1.Condition":                                     true,
+	"k8s.io/apimachinery/pkg/apis/meta/v1.Condition":                                    true,
 	"github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1.ApplicationCondition": true,
 }
 
