@@ -55,5 +55,7 @@ var _ = Describe("Propagation metrics", func() {
 		}).Should(Equal("v3"))
 		Eventually(latencyCount).Should(Equal(before + 2))
 		Consistently(latencyCount, "1s", "100ms").Should(Equal(before + 2))
+		GinkgoWriter.Printf("propagation latency: %.1f ms on average over the 2 changes timed\n",
+			(gatherMetrics().HistogramSum(propagationLatency)-sumBefore)/2*1000)
 	})
 })
