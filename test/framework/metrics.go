@@ -2,8 +2,11 @@ package framework
 
 import (
 	"fmt"
+	"net/http"
 
 	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
@@ -23,6 +26,25 @@ func GatherMetrics() (Metrics, error) {
 		out[f.GetName()] = f
 	}
 	return out, nil
+}
+
+// ScrapeMetrics reads the metrics a process serves at url (/metrics in Prometheus' text
+// format), as Prometheus scrapes them.
+func ScrapeMetrics(url string) (Metrics, error) {
+	resp, err := http.Get(url) //nolint:gosec // a test's own loopback address
+	if err != nil {
+		return nil, fmt.Errorf("scraping %s: %w", url, err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("scraping %s: %s", url, resp.Status)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("parsing the metrics of %s: %w", url, err)
+	}
+	return Metrics(families), nil
 }
 
 // HistogramCount is how many observations the histogram name holds, over every series
