@@ -50,6 +50,10 @@ var (
 func init() {
 	metrics.Registry.MustRegister(reportWrites, reportWriteErrors, reportsUnchanged, hubReachable, leaseChecks)
 	// Every series from the start, so a rate over them is defined before the first failure.
+	for _, operation := range []string{operationApply, operationDelete} {
+		reportWrites.WithLabelValues(operation)
+		reportWriteErrors.WithLabelValues(operation)
+	}
 	for _, check := range []string{leaseCheckInformers, leaseCheckHub, leaseCheckReports} {
 		for _, result := range []string{leaseCheckPassed, leaseCheckFailed} {
 			leaseChecks.WithLabelValues(check, result)

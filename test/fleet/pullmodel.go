@@ -81,8 +81,12 @@ type PullModel struct {
 
 	opts    PullModelOptions
 	manager *argoCDProcess
-	mu      sync.Mutex
-	agents  map[string]*argoCDProcess
+	// managerMetrics is the manager's metrics address (host:port).
+	managerMetrics string
+	mu             sync.Mutex
+	agents         map[string]*argoCDProcess
+	// agentMetrics is each cluster's agent's metrics address (host:port).
+	agentMetrics map[string]string
 }
 
 // InstallPullModel applies the hub chart to the fleet's hub (namespace argocd, created if
@@ -92,7 +96,8 @@ func InstallPullModel(ctx context.Context, f *Fleet, opts PullModelOptions) (_ *
 	if opts.Timeout == 0 {
 		opts.Timeout = 2 * time.Minute
 	}
-	p := &PullModel{Fleet: f, Dir: filepath.Join(f.Dir, "pullmodel"), opts: opts, agents: map[string]*argoCDProcess{}}
+	p := &PullModel{Fleet: f, Dir: filepath.Join(f.Dir, "pullmodel"), opts: opts, agents: map[string]*argoCDProcess{},
+		agentMetrics: map[string]string{}}
 	if err := os.MkdirAll(p.Dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -144,6 +149,7 @@ func InstallPullModel(ctx context.Context, f *Fleet, opts PullModelOptions) (_ *
 		"--agent-report-grace-period", "15s",
 	}
 	args = append(args, opts.ManagerArgs...)
+	p.managerMetrics = framework.LoopbackAddress(ports[0])
 	if p.manager, err = startArgoCDProcess(p.Binary, "argocd-pull-addon-manager", p.ManagerLog(), os.Environ(), args); err != nil {
 		return p, err
 	}
@@ -151,6 +157,16 @@ func InstallPullModel(ctx context.Context, f *Fleet, opts PullModelOptions) (_ *
 		return p, err
 	}
 	return p, nil
+}
+
+// ManagerMetricsURL is where the manager serves its Prometheus metrics.
+func (p *PullModel) ManagerMetricsURL() string { return "http://" + p.managerMetrics + "/metrics" }
+
+// AgentMetricsURL is where cluster's agent, when started, serves its Prometheus metrics.
+func (p *PullModel) AgentMetricsURL(cluster string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return "http://" + p.agentMetrics[cluster] + "/metrics"
 }
 
 // ManagerLog is the manager's log file.
@@ -303,6 +319,7 @@ func (p *PullModel) StartAgent(ctx context.Context, cluster, installNamespace st
 	}
 	p.mu.Lock()
 	p.agents[cluster] = proc
+	p.agentMetrics[cluster] = framework.LoopbackAddress(ports[0])
 	p.mu.Unlock()
 	return waitHTTP(proc, "http://"+framework.LoopbackAddress(ports[1])+"/healthz", p.opts.Timeout)
 }

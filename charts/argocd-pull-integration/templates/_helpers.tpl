@@ -34,3 +34,8 @@ pulled with the same Secrets' names. */}}
 - --agent-image-pull-secrets={{ range $i, $secret := . }}{{ if $i }},{{ end }}{{ $secret.name }}{{ end }}
 {{- end }}
 {{- end -}}
+
+{{/* Name of the Service in front of the manager's metrics port. */}}
+{{- define "argocd-pull-integration.metricsServiceName" -}}
+{{- printf "%s-manager-metrics" .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}

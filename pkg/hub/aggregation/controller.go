@@ -27,6 +27,7 @@ import (
 	"slices"
 
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/latency"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
@@ -58,6 +59,8 @@ type reconciler struct {
 	// hubRenderedWorks reads the hub-rendered ManifestWorks: the controller's own cache,
 	// see newHubRenderedCache.
 	hubRenderedWorks client.Reader
+	// reportArrivals times the agents' report changes until a report write carries them.
+	reportArrivals latency.Arrivals
 }
 
 var _ reconcile.Reconciler = &reconciler{}
@@ -75,62 +78,87 @@ func Setup(mgr ctrl.Manager) error {
 
 // Reconcile brings the report of the ApplicationSet req in line with its sources.
 func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	started := r.reportArrivals.Started(req.NamespacedName)
+	result, err := r.reconcile(ctx, req)
+	if err != nil {
+		// The changes wait for the retry.
+		return ctrl.Result{}, err
+	}
+	if result != resultNone {
+		reportWrites.WithLabelValues(result).Inc()
+	}
+	switch result {
+	case resultCreated, resultUpdated:
+		if waited, ok := r.reportArrivals.Written(req.NamespacedName, started); ok {
+			reportFreshness.Observe(waited.Seconds())
+		}
+	case resultDeleted:
+		r.reportArrivals.Forget(req.NamespacedName)
+	default:
+		r.reportArrivals.Settled(req.NamespacedName, started)
+	}
+	return ctrl.Result{}, nil
+}
+
+// reconcile is Reconcile's work; result says what it did with the report (resultNone
+// when there is none and should be none).
+func (r *reconciler) reconcile(ctx context.Context, req ctrl.Request) (result string, err error) {
 	log := ctrl.LoggerFrom(ctx)
 
 	appSet := &metav1.PartialObjectMetadata{}
 	appSet.SetGroupVersionKind(argov1alpha1.SchemeGroupVersion.WithKind("ApplicationSet"))
 	if err := r.client.Get(ctx, req.NamespacedName, appSet); err != nil {
 		if !apierrors.IsNotFound(err) {
-			return ctrl.Result{}, fmt.Errorf("getting ApplicationSet %s: %w", req, err)
+			return resultNone, fmt.Errorf("getting ApplicationSet %s: %w", req, err)
 		}
 		appSet = nil
 	}
 	current := &appsv1alpha1.MulticlusterApplicationSetReport{}
 	if err := r.client.Get(ctx, req.NamespacedName, current); err != nil {
 		if !apierrors.IsNotFound(err) {
-			return ctrl.Result{}, fmt.Errorf("getting MulticlusterApplicationSetReport %s: %w", req, err)
+			return resultNone, fmt.Errorf("getting MulticlusterApplicationSetReport %s: %w", req, err)
 		}
 		current = nil
 		r.written.forget(req.NamespacedName)
 	}
 	current = r.written.current(req.NamespacedName, current)
 	if appSet == nil || !appSet.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, r.deleteReport(ctx, current)
+		return r.deleteReport(ctx, current)
 	}
 
 	in, err := r.inputs(ctx, req.NamespacedName)
 	if err != nil {
-		return ctrl.Result{}, err
+		return resultNone, err
 	}
 	if len(in.Works) == 0 && len(in.HubRendered) == 0 && len(in.Undelivered) == 0 && current == nil {
 		log.V(4).Info("ApplicationSet has no pulled or hub-rendered Applications; no report")
-		return ctrl.Result{}, nil
+		return resultNone, nil
 	}
 	desired := Desired(appSet, in, r.limits)
 	if current == nil {
 		if err := r.client.Create(ctx, desired); err != nil {
-			return ctrl.Result{}, fmt.Errorf("creating MulticlusterApplicationSetReport %s: %w", req, err)
+			return resultNone, fmt.Errorf("creating MulticlusterApplicationSetReport %s: %w", req, err)
 		}
 		log.V(2).Info("Created MulticlusterApplicationSetReport", "clusters", desired.Statuses.Summary.Clusters)
-		return ctrl.Result{}, nil
+		return resultCreated, nil
 	}
 	updated := current.DeepCopy()
 	if !mergeInto(updated, desired) {
 		log.V(4).Info("MulticlusterApplicationSetReport is up to date")
-		return ctrl.Result{}, nil
+		return resultSkipped, nil
 	}
 	// The update carries the resourceVersion it was built on (the cache's, or the
 	// controller's own last write while the cache lags it): on a conflict the reconcile
 	// fails and runs again on the newer object, never overwriting it blindly.
 	if err := r.client.Update(ctx, updated); err != nil {
 		r.written.forget(req.NamespacedName)
-		return ctrl.Result{}, fmt.Errorf("updating MulticlusterApplicationSetReport %s: %w", req, err)
+		return resultNone, fmt.Errorf("updating MulticlusterApplicationSetReport %s: %w", req, err)
 	}
 	r.written.updated(req.NamespacedName, current.ResourceVersion, updated)
 	s := updated.Statuses.Summary
 	log.V(2).Info("Updated MulticlusterApplicationSetReport", "clusters", s.Clusters, "healthy", s.Healthy,
 		"synced", s.Synced, "inProgress", s.InProgress)
-	return ctrl.Result{}, nil
+	return resultUpdated, nil
 }
 
 // inputs reads everything the ApplicationSet's report is built from, from the cache.
@@ -247,19 +275,19 @@ func (r *reconciler) hubRenderedInputs(ctx context.Context, applications []argov
 	return nil
 }
 
-// deleteReport deletes the report of an ApplicationSet that is gone. The UID
-// precondition keeps a report recreated meanwhile.
-func (r *reconciler) deleteReport(ctx context.Context, report *appsv1alpha1.MulticlusterApplicationSetReport) error {
+// deleteReport deletes the report of an ApplicationSet that is gone (resultDeleted;
+// resultNone when there is none). The UID precondition keeps a report recreated meanwhile.
+func (r *reconciler) deleteReport(ctx context.Context, report *appsv1alpha1.MulticlusterApplicationSetReport) (string, error) {
 	if report == nil || !report.DeletionTimestamp.IsZero() {
-		return nil
+		return resultNone, nil
 	}
 	err := r.client.Delete(ctx, report, client.Preconditions{UID: &report.UID})
 	if apierrors.IsNotFound(err) {
-		return nil
+		return resultDeleted, nil
 	}
 	if err != nil {
-		return fmt.Errorf("deleting MulticlusterApplicationSetReport %s: %w", klog.KObj(report), err)
+		return resultNone, fmt.Errorf("deleting MulticlusterApplicationSetReport %s: %w", klog.KObj(report), err)
 	}
 	ctrl.LoggerFrom(ctx).V(2).Info("Deleted the MulticlusterApplicationSetReport of a deleted ApplicationSet")
-	return nil
+	return resultDeleted, nil
 }

@@ -64,7 +64,8 @@ func (r *reconciler) setupWithManager(mgr ctrl.Manager, hubRendered cache.Cache)
 			builder.WithPredicates(onlyDeletes())).
 		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(mapWorkToApplicationSet),
 			builder.WithPredicates(predicate.NewPredicateFuncs(isApplicationSetWork), workChanged())).
-		Watches(&appsv1alpha1.ApplicationStatusReport{}, handler.EnqueueRequestsFromMapFunc(mapReportToApplicationSet),
+		// Report changes are timed from here to the report write (reportFreshness).
+		Watches(&appsv1alpha1.ApplicationStatusReport{}, handler.EnqueueRequestsFromMapFunc(r.reportArrivals.MapFunc(mapReportToApplicationSet)),
 			builder.WithPredicates(pullmodel.ReportChangedPredicate())).
 		Watches(&addonv1alpha1.ManagedClusterAddOn{}, handler.EnqueueRequestsFromMapFunc(r.mapAddonToApplicationSets),
 			builder.WithPredicates(pullmodel.AgentAvailabilityPredicate())).

@@ -118,6 +118,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		client: mgr.GetClient(), apiReader: mgr.GetAPIReader(), recorder: mgr.GetEventRecorderFor(ControllerName),
 		reportGrace: cmp.Or(o.ReportGracePeriod, DefaultReportGracePeriod), now: metav1.Now,
 	}
+	readMetricsFrom(mgr.GetCache())
 	return r.setupWithManager(mgr)
 }
 

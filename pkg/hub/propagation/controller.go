@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/latency"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
@@ -48,6 +49,8 @@ type reconciler struct {
 	recorder record.EventRecorder
 	now      func() metav1.Time
 	cleared  *clearedRequests
+	// arrivals times the Application changes until a ManifestWork write carries them.
+	arrivals latency.Arrivals
 }
 
 var _ reconcile.Reconciler = &reconciler{}
@@ -67,93 +70,113 @@ func Setup(mgr ctrl.Manager) error {
 // cannot be delivered as it is now (a problem), what was delivered stays untouched and
 // the problem is reported on the Application; fixing it resumes delivery.
 func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	started := r.arrivals.Started(req.NamespacedName)
+	written, err := r.reconcile(ctx, req)
+	switch {
+	case err != nil:
+		// The changes wait for the retry.
+	case written:
+		if waited, ok := r.arrivals.Written(req.NamespacedName, started); ok {
+			propagationLatency.Observe(waited.Seconds())
+		}
+	default:
+		r.arrivals.Settled(req.NamespacedName, started)
+	}
+	return ctrl.Result{}, err
+}
+
+// reconcile is Reconcile's work; written tells whether it created or updated the
+// Application's ManifestWork.
+func (r *reconciler) reconcile(ctx context.Context, req ctrl.Request) (written bool, err error) {
 	// The controller's logger already names the Application.
 	log := ctrl.LoggerFrom(ctx)
 	works, err := pullmodel.WorksOf(ctx, r.client, req.NamespacedName)
 	if err != nil {
-		return ctrl.Result{}, err
+		return false, err
 	}
 
 	in, err := r.getApplication(ctx, req.NamespacedName)
 	if err != nil {
 		if !apierrors.IsNotFound(err) {
-			return ctrl.Result{}, fmt.Errorf("getting Application %s: %w", req.NamespacedName, err)
+			return false, fmt.Errorf("getting Application %s: %w", req.NamespacedName, err)
 		}
 		// Gone: nothing may stay behind.
 		r.cleared.forget(req.NamespacedName)
-		return ctrl.Result{}, r.deleteWorks(ctx, works, nil)
+		r.arrivals.Forget(req.NamespacedName)
+		return false, r.deleteWorks(ctx, works, nil)
 	}
 	app := in.typed
 
 	if !app.DeletionTimestamp.IsZero() {
-		return r.reconcileDelete(ctx, app, works)
+		return false, r.reconcileDelete(ctx, app, works)
 	}
 	if err := r.settleRequests(ctx, in, works); err != nil {
-		return ctrl.Result{}, err
+		return false, err
 	}
 	app = in.typed
 
 	pulled, p, err := checkInput(ctx, app, r.managedCluster)
 	if err != nil {
-		return ctrl.Result{}, err
+		return false, err
 	}
 	if !pulled {
 		log.V(4).Info("Application is not marked for the pull model")
 		if err := r.deleteWorks(ctx, works, nil); err != nil {
-			return ctrl.Result{}, err
+			return false, err
 		}
 		// Clears what this controller said while the Application was pulled, if anything.
-		return ctrl.Result{}, r.report(ctx, app, nil)
+		return false, r.report(ctx, app, nil)
 	}
 	if p != nil {
-		return ctrl.Result{}, r.hold(ctx, app, works, p)
+		return false, r.hold(ctx, app, works, p)
 	}
 
 	desired, err := r.desiredWork(ctx, in)
 	if err != nil {
-		return ctrl.Result{}, err
+		return false, err
 	}
 	if p := checkSize(desired); p != nil {
-		return ctrl.Result{}, r.hold(ctx, app, works, p)
+		return false, r.hold(ctx, app, works, p)
 	}
-	if err := r.apply(ctx, desired); err != nil {
+	written, err = r.apply(ctx, desired)
+	if err != nil {
 		// A refusal is not retried on a timer: the same write would be refused again.
 		if p := refusal(desired, err); p != nil {
-			return ctrl.Result{}, r.hold(ctx, app, works, p)
+			return false, r.hold(ctx, app, works, p)
 		}
-		return ctrl.Result{}, err
+		return false, err
 	}
 	// Only now that desired exists may the works it replaces go: OCM's work agent keeps a
 	// resource two works share, so the spoke Application is never without one.
 	if err := r.deleteWorks(ctx, works, desired); err != nil {
-		return ctrl.Result{}, err
+		return written, err
 	}
-	return ctrl.Result{}, r.report(ctx, app, nil)
+	return written, r.report(ctx, app, nil)
 }
 
 // reconcileDelete deletes app's ManifestWorks and, once none is left, releases Argo CD's
 // resources finalizer, which the hub Argo CD never removes from an Application it skips.
-func (r *reconciler) reconcileDelete(ctx context.Context, app *argov1alpha1.Application, works []workv1.ManifestWork) (ctrl.Result, error) {
+func (r *reconciler) reconcileDelete(ctx context.Context, app *argov1alpha1.Application, works []workv1.ManifestWork) error {
 	log := ctrl.LoggerFrom(ctx)
 	if len(works) > 0 {
 		// The ManifestWork watch brings us back once they are gone.
 		log.V(2).Info("Application is being deleted, deleting its ManifestWorks", "count", len(works))
-		return ctrl.Result{}, r.deleteWorks(ctx, works, nil)
+		return r.deleteWorks(ctx, works, nil)
 	}
 	// An invalid pull label still means pulled: its work was kept, so the finalizer is ours.
 	if marked, err := pullmodel.Marked(app); (!marked && err == nil) || !controllerutil.ContainsFinalizer(app, ResourcesFinalizer) {
-		return ctrl.Result{}, nil
+		return nil
 	}
 	patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	controllerutil.RemoveFinalizer(app, ResourcesFinalizer)
 	if err := r.client.Patch(ctx, app, patch); err != nil {
 		if apierrors.IsNotFound(err) {
-			return ctrl.Result{}, nil
+			return nil
 		}
-		return ctrl.Result{}, fmt.Errorf("removing finalizer %s from Application %s: %w", ResourcesFinalizer, klog.KObj(app), err)
+		return fmt.Errorf("removing finalizer %s from Application %s: %w", ResourcesFinalizer, klog.KObj(app), err)
 	}
 	log.V(2).Info("Removed the resources finalizer: no ManifestWork left", "finalizer", ResourcesFinalizer)
-	return ctrl.Result{}, nil
+	return nil
 }
 
 // desiredWork returns the ManifestWork a marked, valid, targetable Application should
@@ -266,24 +289,25 @@ func (r *reconciler) deleteWork(ctx context.Context, w *workv1.ManifestWork) err
 	return nil
 }
 
-// apply creates desired, or updates the existing ManifestWork of that name when it differs.
-func (r *reconciler) apply(ctx context.Context, desired *workv1.ManifestWork) error {
+// apply creates desired, or updates the existing ManifestWork of that name when it
+// differs; written tells whether it did either.
+func (r *reconciler) apply(ctx context.Context, desired *workv1.ManifestWork) (written bool, err error) {
 	log := ctrl.LoggerFrom(ctx).WithValues("manifestWork", klog.KObj(desired))
 	existing := &workv1.ManifestWork{}
-	err := r.client.Get(ctx, client.ObjectKeyFromObject(desired), existing)
+	err = r.client.Get(ctx, client.ObjectKeyFromObject(desired), existing)
 	switch {
 	case apierrors.IsNotFound(err):
 		if err := r.client.Create(ctx, desired); err != nil {
-			return fmt.Errorf("creating ManifestWork %s: %w", klog.KObj(desired), err)
+			return false, fmt.Errorf("creating ManifestWork %s: %w", klog.KObj(desired), err)
 		}
 		log.V(2).Info("Created ManifestWork")
-		return nil
+		return true, nil
 	case err != nil:
-		return fmt.Errorf("getting ManifestWork %s: %w", klog.KObj(desired), err)
+		return false, fmt.Errorf("getting ManifestWork %s: %w", klog.KObj(desired), err)
 	}
 	if WorkUpToDate(existing, desired) {
 		log.V(4).Info("ManifestWork is up to date")
-		return nil
+		return false, nil
 	}
 	updated := existing.DeepCopy()
 	updated.Labels = mergeInto(updated.Labels, desired.Labels)
@@ -293,10 +317,10 @@ func (r *reconciler) apply(ctx context.Context, desired *workv1.ManifestWork) er
 	updated.Spec.DeleteOption = desired.Spec.DeleteOption
 	// The fetched resourceVersion makes a concurrent change a conflict, retried by requeue.
 	if err := r.client.Update(ctx, updated); err != nil {
-		return fmt.Errorf("updating ManifestWork %s: %w", klog.KObj(desired), err)
+		return false, fmt.Errorf("updating ManifestWork %s: %w", klog.KObj(desired), err)
 	}
 	log.V(2).Info("Updated ManifestWork")
-	return nil
+	return true, nil
 }
 
 func mergeInto(dst, src map[string]string) map[string]string {

@@ -32,7 +32,8 @@ func (r *reconciler) setupWithManager(mgr ctrl.Manager) error {
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
-		For(newApplicationObject(), builder.WithPredicates(pullmodel.PullLabelPredicate())).
+		// The arrivals predicate comes last: it times only the changes that reach Reconcile.
+		For(newApplicationObject(), builder.WithPredicates(pullmodel.PullLabelPredicate(), r.arrivals.Predicate())).
 		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(workToApp),
 			builder.WithPredicates(pullmodel.PullLabelPredicate())).
 		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(r.clusterToApps),

@@ -221,6 +221,7 @@ var _ = Describe("The guestbook example", Ordered, func() {
 		AddReportEntry("Healthy on the hub after the rollout", time.Since(start).Round(100*time.Millisecond).String())
 	})
 
+	Context("The metrics", metricsSpecs)
 	Context("Scenario 4: an agent stops, then starts again", agentStoppedSpecs)
 	Context("Scenario 7: the addon is disabled on a cluster", addonDisabledSpecs)
 	Context("Scenario 5: a cluster leaves the placement", clusterLeavesPlacementSpecs)
