@@ -13,7 +13,7 @@ LDFLAGS := -s -w \
 
 CONTROLLER_GEN_VERSION := v0.19.0
 CONTROLLER_GEN := $(BIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
-CRD_DIR := charts/argocd-pull-integration/crds
+CRD_DIR := charts/argocd-pull-integration/files/crds
 
 # The API server binaries the tests run against, built from the Go module proxy.
 ENVTEST_ASSETS := $(BIN)/envtest

@@ -27,7 +27,8 @@ const (
 
 // RenderChart renders charts/<ChartName> with the Helm engine, as `helm install` would for
 // release ChartName in namespace, with values over the chart's defaults. It returns the
-// objects of the templates (not the CRDs, which StartAPIServer installs), in file order.
+// objects of the templates in file order, without the CRDs (templates/crds): StartAPIServer
+// installs them from the same files, and creating them again would fail.
 func RenderChart(namespace string, values map[string]any) ([]*unstructured.Unstructured, error) {
 	root, err := RepoRoot()
 	if err != nil {
@@ -64,7 +65,7 @@ func RenderChart(namespace string, values map[string]any) ([]*unstructured.Unstr
 				}
 				return nil, fmt.Errorf("decoding %s: %w", name, err)
 			}
-			if len(u.Object) == 0 {
+			if len(u.Object) == 0 || u.GetKind() == "CustomResourceDefinition" {
 				continue
 			}
 			objs = append(objs, u)
