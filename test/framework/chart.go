@@ -28,7 +28,8 @@ const (
 // RenderChart renders charts/<ChartName> with the Helm engine, as `helm install` would for
 // release ChartName in namespace, with values over the chart's defaults. It returns the
 // objects of the templates in file order, without the CRDs (templates/crds): StartAPIServer
-// installs them from the same files, and creating them again would fail.
+// installs them from the same files, and creating them again would fail; and without
+// Helm hooks (helm.sh/hook), which `helm install` does not create either.
 func RenderChart(namespace string, values map[string]any) ([]*unstructured.Unstructured, error) {
 	root, err := RepoRoot()
 	if err != nil {
@@ -65,7 +66,7 @@ func RenderChart(namespace string, values map[string]any) ([]*unstructured.Unstr
 				}
 				return nil, fmt.Errorf("decoding %s: %w", name, err)
 			}
-			if len(u.Object) == 0 || u.GetKind() == "CustomResourceDefinition" {
+			if _, hook := u.GetAnnotations()["helm.sh/hook"]; hook || len(u.Object) == 0 || u.GetKind() == "CustomResourceDefinition" {
 				continue
 			}
 			objs = append(objs, u)
