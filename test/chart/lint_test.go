@@ -57,7 +57,7 @@ func TestSchemaAcceptsTheValuesOthersSet(t *testing.T) {
 		"imagePullSecrets": {"imagePullSecrets": []any{map[string]any{"name": "regcred"}}},
 		"metrics keys of their own": {"metrics": map[string]any{
 			"serviceMonitor": map[string]any{"enabled": false, "interval": "30s"}, "port": 8080}},
-		"crds managed elsewhere": {"crds": map[string]any{"install": false, "keep": false}},
+		"crds managed elsewhere":     {"crds": map[string]any{"install": false, "keep": false}},
 		"an existing ServiceAccount": {"serviceAccount": map[string]any{"create": false, "name": "hub-sa"}},
 		"memory in decimal units":    {"manager": map[string]any{"resources": map[string]any{"limits": map[string]any{"memory": "1500M"}}}},
 	} {
