@@ -150,6 +150,10 @@ vet: ## Run go vet, also with -tags e2e (the e2e suites and their helpers), and 
 .PHONY: lint
 lint: fmt-check vet ## gofmt and go vet.
 
+.PHONY: helm-lint
+helm-lint: ## Lint the hub chart with Helm's lint package, check its values schema and that its version follows its CRDs and RBAC (test/chart).
+	$(GO) test ./test/chart -count=1
+
 ##@ Test
 
 .PHONY: envtest

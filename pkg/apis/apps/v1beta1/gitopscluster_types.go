@@ -158,6 +158,7 @@ type GitOpsClusterStatus struct {
 	// Secret, as of the last reconcile that got as far as writing them (kubectl's Clusters
 	// column).
 	// +optional
+	// +kubebuilder:validation:Minimum=0
 	ClusterCount int32 `json:"clusterCount,omitempty"`
 
 	// Conditions are the standard conditions of the GitOpsCluster.
