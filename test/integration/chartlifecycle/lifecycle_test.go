@@ -22,6 +22,7 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 	appsv1beta1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1beta1"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/finalizers"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/gitopscluster"
@@ -51,6 +52,12 @@ var (
 	// A hub Application the hub's Argo CD runs itself: its finalizer is Argo CD's to release.
 	hubApp = builders.Application("hub-local").Namespace(framework.ChartNamespace).
 		Finalizer(propagation.ResourcesFinalizer).Build()
+	// cluster1's agent's report of the pulled Application.
+	report = &appsv1alpha1.ApplicationStatusReport{ObjectMeta: metav1.ObjectMeta{Namespace: "cluster1", Name: "guestbook"},
+		Source: appsv1alpha1.ApplicationReportSource{Cluster: "cluster1", Namespace: "argocd", Name: "guestbook",
+			HubApplicationNamespace: framework.ChartNamespace, HubApplicationName: "guestbook"},
+		Status: *builders.ReportStatus(metav1.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)).
+			State(appsv1alpha1.HealthStatusHealthy, "", appsv1alpha1.SyncStatusSynced, "abc123").Build()}
 	// The pulled Application's ManifestWork, as propagation delivered it to cluster1.
 	work = &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: "cluster1", Name: "guestbook-work"},
 		Spec: workv1.ManifestWorkSpec{Workload: workv1.ManifestsTemplate{Manifests: []workv1.Manifest{{RawExtension: runtime.RawExtension{
@@ -83,6 +90,18 @@ func writeClusterCount(ctx context.Context, n int32) int32 {
 	return gc.Status.ClusterCount
 }
 
+// writeComparedSources writes status.sync.comparedSources of the report as the agent does
+// (a field 0.1.0's schema lacks too), and returns what the API server stored.
+func writeComparedSources(ctx context.Context, digest string) string {
+	GinkgoHelper()
+	r := &appsv1alpha1.ApplicationStatusReport{}
+	Expect(k8s.Get(ctx, client.ObjectKeyFromObject(report), r)).To(Succeed())
+	r.Status.Sync.ComparedSources = digest
+	Expect(k8s.Update(ctx, r)).To(Succeed())
+	Expect(k8s.Get(ctx, client.ObjectKeyFromObject(report), r)).To(Succeed())
+	return r.Status.Sync.ComparedSources
+}
+
 func crdHasClusterCount(crd *apiextensionsv1.CustomResourceDefinition) bool {
 	status := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["status"]
 	_, ok := status.Properties["clusterCount"]
@@ -104,6 +123,7 @@ var _ = Describe("The hub chart's lifecycle", Ordered, func() {
 			"GitOpsCluster":      gitOpsCluster.DeepCopy(),
 			"pulled Application": pulledApp.DeepCopy(),
 			"ManifestWork":       work.DeepCopy(),
+			"report":             report.DeepCopy(),
 		}
 	}
 
@@ -122,10 +142,11 @@ var _ = Describe("The hub chart's lifecycle", Ordered, func() {
 		Expect(crd.Spec.Names.Categories).To(BeEmpty())
 
 		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "cluster1"}})).To(Succeed())
-		for _, obj := range []client.Object{gitOpsCluster.DeepCopy(), pulledApp.DeepCopy(), hubApp.DeepCopy(), work.DeepCopy()} {
+		for _, obj := range []client.Object{gitOpsCluster.DeepCopy(), pulledApp.DeepCopy(), hubApp.DeepCopy(), work.DeepCopy(), report.DeepCopy()} {
 			Expect(k8s.Create(ctx, obj)).To(Succeed())
 		}
 		Expect(writeClusterCount(ctx, 3)).To(BeZero(), "the 0.1.0 schema has no status.clusterCount: the API server prunes it")
+		Expect(writeComparedSources(ctx, "d1gest")).To(BeEmpty(), "nor status.sync.comparedSources")
 	})
 
 	It("upgrades to the current chart: CRDs upgraded in place, nothing re-created or rewritten", func(ctx SpecContext) {
@@ -168,8 +189,9 @@ var _ = Describe("The hub chart's lifecycle", Ordered, func() {
 			Expect(after).To(Equal(before[name]), name)
 		}
 
-		By("keeping the new field written after the upgrade")
+		By("keeping the new fields written after the upgrade")
 		Eventually(func() int32 { return writeClusterCount(ctx, 3) }).Should(Equal(int32(3)))
+		Eventually(func() string { return writeComparedSources(ctx, "d1gest") }).Should(Equal("d1gest"))
 	})
 
 	It("uninstalls in the wrong order without leaving a GitOpsCluster or a pulled Application stuck", func(ctx SpecContext) {
