@@ -26,6 +26,8 @@ func everythingEnabled() map[string]any {
 					"key": "kubernetes.io/os", "operator": "In", "values": []any{"linux"}}}}}}}},
 		},
 		"serviceAccount": map[string]any{"annotations": map[string]any{"example.com/role": "hub"}},
+		"metrics": map[string]any{"service": map[string]any{"enabled": true}, "serviceMonitor": map[string]any{"enabled": true},
+			"dashboard": map[string]any{"enabled": true}},
 	}
 }
 
@@ -92,7 +94,8 @@ func TestEveryObjectCarriesHelmsStandardLabels(t *testing.T) {
 	}
 	// The check covered what it should.
 	for _, k := range []string{"CustomResourceDefinition", "Deployment", "ServiceAccount", "ClusterRole", "ClusterRoleBinding",
-		"Role", "RoleBinding", "PodDisruptionBudget", "Job", "ConfigMap", "ClusterManagementAddOn", "AddOnDeploymentConfig"} {
+		"Role", "RoleBinding", "PodDisruptionBudget", "Job", "ConfigMap", "ClusterManagementAddOn", "AddOnDeploymentConfig",
+		"Service", "ServiceMonitor"} {
 		if !kinds[k] {
 			t.Errorf("no %s rendered", k)
 		}
