@@ -13,7 +13,7 @@ LDFLAGS := -s -w \
 
 CONTROLLER_GEN_VERSION := v0.19.0
 CONTROLLER_GEN := $(BIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
-CRD_DIR := charts/argocd-pull-integration/crds
+CRD_DIR := charts/argocd-pull-integration/files/crds
 
 # The API server binaries the tests run against, built from the Go module proxy.
 ENVTEST_ASSETS := $(BIN)/envtest
@@ -149,6 +149,10 @@ vet: ## Run go vet, also with -tags e2e (the e2e suites and their helpers), and 
 
 .PHONY: lint
 lint: fmt-check vet ## gofmt and go vet.
+
+.PHONY: helm-lint
+helm-lint: ## Lint the hub chart with Helm's lint package, check its values schema and that its version follows its CRDs and RBAC (test/chart).
+	$(GO) test ./test/chart -count=1
 
 ##@ Test
 

@@ -1,6 +1,7 @@
 // Command argocd-pull-addon is the one binary of the Argo CD pull-model addon for Open
 // Cluster Management: `manager` runs on the hub, `agent` on each managed cluster, `cmp`
-// in a sidecar of the hub's Argo CD repo server (hub-rendered delivery).
+// in a sidecar of the hub's Argo CD repo server (hub-rendered delivery), `release-finalizers`
+// as the hub chart's uninstall hook.
 package main
 
 import (
@@ -14,6 +15,7 @@ import (
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/agent"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/cmp"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/finalizers"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/manager"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/version"
 )
@@ -38,7 +40,7 @@ func newRootCommand() *cobra.Command {
 	klog.InitFlags(klogFlags)
 	root.PersistentFlags().AddGoFlagSet(klogFlags)
 
-	root.AddCommand(manager.NewCommand(), agent.NewCommand(), cmp.NewCommand(), &cobra.Command{
+	root.AddCommand(manager.NewCommand(), agent.NewCommand(), cmp.NewCommand(), finalizers.NewCommand(), &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
 		Args:  cobra.NoArgs,

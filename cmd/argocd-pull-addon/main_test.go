@@ -12,7 +12,7 @@ import (
 
 func TestEveryFlagIsExplained(t *testing.T) {
 	root := newRootCommand()
-	for _, name := range []string{"manager", "agent", "cmp", "version"} {
+	for _, name := range []string{"manager", "agent", "cmp", "release-finalizers", "version"} {
 		cmd, _, err := root.Find([]string{name})
 		if err != nil || cmd.Name() != name {
 			t.Fatalf("subcommand %q missing: %v", name, err)

@@ -176,7 +176,7 @@ func CRDPaths() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	paths := []string{filepath.Join(root, "charts", "argocd-pull-integration", "crds")}
+	paths := []string{filepath.Join(root, "charts", "argocd-pull-integration", "files", "crds")}
 	for _, dir := range []string{"cluster/v1", "cluster/v1beta1", "cluster/v1beta2", "work/v1", "addon/v1alpha1"} {
 		files, err := filepath.Glob(filepath.Join(ocm, dir, "*.crd.yaml"))
 		if err != nil || len(files) == 0 {

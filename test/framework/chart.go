@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
@@ -27,8 +28,34 @@ const (
 
 // RenderChart renders charts/<ChartName> with the Helm engine, as `helm install` would for
 // release ChartName in namespace, with values over the chart's defaults. It returns the
-// objects of the templates (not the CRDs, which StartAPIServer installs), in file order.
+// objects of the templates in file order, without the CRDs (templates/crds): StartAPIServer
+// installs them from the same files, and creating them again would fail; and without
+// Helm hooks (helm.sh/hook), which `helm install` does not create either.
 func RenderChart(namespace string, values map[string]any) ([]*unstructured.Unstructured, error) {
+	chrt, err := LoadChart()
+	if err != nil {
+		return nil, err
+	}
+	files, err := RenderFiles(chrt, namespace, values)
+	if err != nil {
+		return nil, err
+	}
+	all, err := DecodeRendered(files)
+	if err != nil {
+		return nil, err
+	}
+	var objs []*unstructured.Unstructured
+	for _, u := range all {
+		if _, hook := u.GetAnnotations()["helm.sh/hook"]; hook || u.GetKind() == "CustomResourceDefinition" {
+			continue
+		}
+		objs = append(objs, u)
+	}
+	return objs, nil
+}
+
+// LoadChart loads charts/<ChartName> from this checkout.
+func LoadChart() (*chart.Chart, error) {
 	root, err := RepoRoot()
 	if err != nil {
 		return nil, err
@@ -37,15 +64,28 @@ func RenderChart(namespace string, values map[string]any) ([]*unstructured.Unstr
 	if err != nil {
 		return nil, fmt.Errorf("loading chart %s: %w", ChartName, err)
 	}
+	return chrt, nil
+}
+
+// RenderFiles renders chrt with the Helm engine for release ChartName in namespace, as
+// `helm install` would, with values over the chart's defaults (validated against its
+// values.schema.json, as Helm does): every template file by name, NOTES.txt included.
+func RenderFiles(chrt *chart.Chart, namespace string, values map[string]any) (map[string]string, error) {
 	vals, err := chartutil.ToRenderValues(chrt, values,
 		chartutil.ReleaseOptions{Name: ChartName, Namespace: namespace, IsInstall: true}, chartutil.DefaultCapabilities)
 	if err != nil {
-		return nil, fmt.Errorf("building the values of chart %s: %w", ChartName, err)
+		return nil, fmt.Errorf("building the values of chart %s: %w", chrt.Name(), err)
 	}
 	files, err := engine.Render(chrt, vals)
 	if err != nil {
-		return nil, fmt.Errorf("rendering chart %s: %w", ChartName, err)
+		return nil, fmt.Errorf("rendering chart %s: %w", chrt.Name(), err)
 	}
+	return files, nil
+}
+
+// DecodeRendered decodes the objects of the rendered .yaml files, sorted by file name
+// and in order within a file, hooks and CRDs included.
+func DecodeRendered(files map[string]string) ([]*unstructured.Unstructured, error) {
 	names := make([]string, 0, len(files))
 	for name := range files {
 		if strings.HasSuffix(name, ".yaml") {

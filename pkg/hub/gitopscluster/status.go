@@ -85,6 +85,9 @@ func computeStatus(gc *appsv1beta1.GitOpsCluster, o outcome, now metav1.Time) ap
 		unknown(appsv1beta1.ConditionClusterSecretsSynced)
 		unknown(appsv1beta1.ConditionGeneratorConfigured)
 	} else {
+		if o.secretsErr == nil {
+			st.ClusterCount = int32(len(o.clusters))
+		}
 		switch {
 		case o.secretsErr != nil:
 			msg := fmt.Sprintf("Syncing cluster Secrets failed: %v", o.secretsErr)

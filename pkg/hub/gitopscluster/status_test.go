@@ -44,35 +44,38 @@ func TestComputeStatus(t *testing.T) {
 		wantPhase   string
 		wantMessage string
 		wantConds   conds
+		// wantClusterCount: the gc below starts with clusterCount 7, which stays when the
+		// reconcile did not get as far as writing the cluster Secrets.
+		wantClusterCount int32
 	}{
 		"successful": {
-			o: ok, wantPhase: "successful", wantConds: allTrue,
+			o: ok, wantClusterCount: 2, wantPhase: "successful", wantConds: allTrue,
 			wantMessage: "Added 2 managed clusters [c1 c2] to Argo CD namespace argocd",
 		},
 		"blank implied": {
-			o:         func() outcome { o := ok; o.blankImplied = true; return o }(),
-			wantPhase: "successful", wantMessage: "Added 2 managed clusters [c1 c2] to Argo CD namespace argocd",
+			o:                func() outcome { o := ok; o.blankImplied = true; return o }(),
+			wantClusterCount: 2, wantPhase: "successful", wantMessage: "Added 2 managed clusters [c1 c2] to Argo CD namespace argocd",
 			wantConds: with(allTrue, appsv1beta1.ConditionClusterSecretsSynced, "True/BlankClusterSecretsImplied"),
 		},
 		"invalid placementRef": {
-			o:         outcome{argoNamespace: "argocd", placementReason: appsv1beta1.ReasonInvalidPlacementRef, placementMessage: "bad kind"},
-			wantPhase: "failed", wantMessage: "bad kind",
+			o:                outcome{argoNamespace: "argocd", placementReason: appsv1beta1.ReasonInvalidPlacementRef, placementMessage: "bad kind"},
+			wantClusterCount: 7, wantPhase: "failed", wantMessage: "bad kind",
 			wantConds: with(allTrue, append([]string{
 				appsv1beta1.ConditionReady, "False/InvalidPlacementRef",
 				appsv1beta1.ConditionPlacementResolved, "False/InvalidPlacementRef",
 			}, waiting...)...),
 		},
 		"missing Argo CD namespace": {
-			o:         outcome{argoNamespace: "nope", argoNamespaceMissing: true},
-			wantPhase: "failed", wantMessage: `Argo CD namespace "nope" does not exist`,
+			o:                outcome{argoNamespace: "nope", argoNamespaceMissing: true},
+			wantClusterCount: 7, wantPhase: "failed", wantMessage: `Argo CD namespace "nope" does not exist`,
 			wantConds: with(allTrue, append([]string{
 				appsv1beta1.ConditionReady, "False/ArgoNamespaceNotFound",
 				appsv1beta1.ConditionArgoNamespaceFound, "False/ArgoNamespaceNotFound",
 			}, waiting...)...),
 		},
 		"placement first, then namespace": {
-			o:         outcome{argoNamespace: "nope", argoNamespaceMissing: true, placementReason: appsv1beta1.ReasonPlacementNotFound, placementMessage: "no placement"},
-			wantPhase: "failed", wantMessage: "no placement",
+			o:                outcome{argoNamespace: "nope", argoNamespaceMissing: true, placementReason: appsv1beta1.ReasonPlacementNotFound, placementMessage: "no placement"},
+			wantClusterCount: 7, wantPhase: "failed", wantMessage: "no placement",
 			wantConds: with(allTrue, append([]string{
 				appsv1beta1.ConditionReady, "False/PlacementNotFound",
 				appsv1beta1.ConditionPlacementResolved, "False/PlacementNotFound",
@@ -85,7 +88,7 @@ func TestComputeStatus(t *testing.T) {
 				o.conflicts = []string{"cluster c3: Secret argocd/c3-cluster-secret"}
 				return o
 			}(),
-			wantPhase: "failed",
+			wantClusterCount: 2, wantPhase: "failed",
 			wantMessage: "Not registered, a Secret of the same name that no GitOpsCluster created exists: " +
 				"cluster c3: Secret argocd/c3-cluster-secret",
 			wantConds: with(allTrue,
@@ -99,7 +102,7 @@ func TestComputeStatus(t *testing.T) {
 				o.generatorErr = errors.New("bang")
 				return o
 			}(),
-			wantPhase: "failed", wantMessage: "Syncing cluster Secrets failed: boom",
+			wantClusterCount: 7, wantPhase: "failed", wantMessage: "Syncing cluster Secrets failed: boom",
 			wantConds: with(allTrue,
 				appsv1beta1.ConditionReady, "False/ClusterSecretsFailed",
 				appsv1beta1.ConditionClusterSecretsSynced, "False/ClusterSecretsFailed",
@@ -110,9 +113,13 @@ func TestComputeStatus(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			gc := newGitOpsCluster("gc").obj()
+			gc.Status.ClusterCount = 7
 			st := computeStatus(gc, tc.o, now)
 			if st.Phase != tc.wantPhase || st.Message != tc.wantMessage {
 				t.Fatalf("phase %q message %q, want %q %q", st.Phase, st.Message, tc.wantPhase, tc.wantMessage)
+			}
+			if st.ClusterCount != tc.wantClusterCount {
+				t.Fatalf("clusterCount %d, want %d", st.ClusterCount, tc.wantClusterCount)
 			}
 			if !st.LastUpdateTime.Equal(&now) {
 				t.Fatalf("lastUpdateTime %v", st.LastUpdateTime)

@@ -163,8 +163,7 @@ func (r *reconciler) reconcileDelete(ctx context.Context, app *argov1alpha1.Appl
 		log.V(2).Info("Application is being deleted, deleting its ManifestWorks", "count", len(works))
 		return r.deleteWorks(ctx, works, nil)
 	}
-	// An invalid pull label still means pulled: its work was kept, so the finalizer is ours.
-	if marked, err := pullmodel.Marked(app); (!marked && err == nil) || !controllerutil.ContainsFinalizer(app, ResourcesFinalizer) {
+	if !HoldsResourcesFinalizer(app) {
 		return nil
 	}
 	patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})

@@ -163,7 +163,7 @@ var _ = Describe("our APIs round-trip unchanged", func() {
 		Expect(cmp.Diff(want.Spec, got.Spec)).To(BeEmpty())
 
 		got.Status = appsv1beta1.GitOpsClusterStatus{
-			Phase: appsv1beta1.PhaseFailed, Message: "placement argocd/missing not found",
+			Phase: appsv1beta1.PhaseFailed, Message: "placement argocd/missing not found", ClusterCount: 2,
 			LastUpdateTime: metav1.Date(2026, 11, 1, 10, 0, 0, 0, metav1.Now().Location()),
 			Conditions: []metav1.Condition{{Type: "PlacementResolved", Status: metav1.ConditionFalse, Reason: "PlacementNotFound",
 				Message: "placement argocd/missing not found", LastTransitionTime: metav1.Date(2026, 11, 1, 10, 0, 0, 0, metav1.Now().Location())}},
@@ -298,18 +298,43 @@ var _ = Describe("schema validation refuses malformed objects", func() {
 })
 
 var _ = Describe("what kubectl shows", func() {
-	It("finds MulticlusterApplicationSetReports by their short names", func() {
-		dc, err := discovery.NewDiscoveryClientForConfig(apiServer.Config)
-		Expect(err).NotTo(HaveOccurred())
-		list, err := dc.ServerResourcesForGroupVersion(appsv1alpha1.GroupVersion.String())
-		Expect(err).NotTo(HaveOccurred())
-		var shortNames []string
-		for _, r := range list.APIResources {
-			if r.Name == "multiclusterapplicationsetreports" {
-				shortNames = r.ShortNames
+	// `kubectl get ocm` and `kubectl get argocd-pull` list the resources of those
+	// categories, and short names stand for the resource: both come from discovery.
+	DescribeTable("serves categories and short names through discovery",
+		func(groupVersion, resource string, shortNames ...string) {
+			dc, err := discovery.NewDiscoveryClientForConfig(apiServer.Config)
+			Expect(err).NotTo(HaveOccurred())
+			list, err := dc.ServerResourcesForGroupVersion(groupVersion)
+			Expect(err).NotTo(HaveOccurred())
+			var found *metav1.APIResource
+			for i := range list.APIResources {
+				if list.APIResources[i].Name == resource {
+					found = &list.APIResources[i]
+				}
 			}
+			Expect(found).NotTo(BeNil(), "%s not served in %s", resource, groupVersion)
+			Expect(found.Categories).To(ConsistOf("ocm", "argocd-pull"))
+			Expect(found.ShortNames).To(ConsistOf(shortNames))
+		},
+		Entry("GitOpsCluster", appsv1beta1.GroupVersion.String(), "gitopsclusters", "gitopsclusters", "gitopscluster", "goc"),
+		Entry("MulticlusterApplicationSetReport", appsv1alpha1.GroupVersion.String(), "multiclusterapplicationsetreports",
+			"appsetreport", "appsetreports", "mcasr"),
+		Entry("ApplicationStatusReport", appsv1alpha1.GroupVersion.String(), "applicationstatusreports",
+			"appstatusreport", "appstatusreports", "asr"),
+	)
+
+	It("prints a GitOpsCluster's phase and registered clusters", func(ctx context.Context) {
+		gc := roundTrip(ctx, newGitOpsCluster("columns")).(*appsv1beta1.GitOpsCluster)
+		gc.Status = appsv1beta1.GitOpsClusterStatus{Phase: appsv1beta1.PhaseSuccessful, ClusterCount: 3}
+		Expect(k8s.Status().Update(ctx, gc)).To(Succeed())
+		table := getTable(ctx, "/apis/apps.open-cluster-management.io/v1beta1/namespaces/argocd/gitopsclusters/columns")
+		var names []string
+		for _, c := range table.ColumnDefinitions {
+			names = append(names, c.Name)
 		}
-		Expect(shortNames).To(ConsistOf("appsetreport", "appsetreports"))
+		Expect(names).To(Equal([]string{"Name", "Placement", "Argo CD Namespace", "Phase", "Clusters", "Age"}))
+		Expect(table.Rows).To(HaveLen(1))
+		Expect(table.Rows[0].Cells[3:5]).To(Equal([]any{"successful", float64(3)})) // JSON numbers
 	})
 
 	It("prints clusters, healthy, synced and in progress columns from the summary", func(ctx context.Context) {

@@ -10,8 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/manager"
@@ -74,16 +72,7 @@ var _ = AfterSuite(func() {
 // user with groups: the admin credentials, impersonating, so RBAC decides as for user.
 func writeImpersonatingKubeconfig(user string, groups ...string) string {
 	GinkgoHelper()
-	cfg := apiServer.Config
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["hub"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
-	kc.AuthInfos["sa"] = &clientcmdapi.AuthInfo{
-		ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken,
-		Impersonate: user, ImpersonateGroups: groups,
-	}
-	kc.Contexts["sa"] = &clientcmdapi.Context{Cluster: "hub", AuthInfo: "sa"}
-	kc.CurrentContext = "sa"
 	path := filepath.Join(GinkgoT().TempDir(), "kubeconfig")
-	Expect(clientcmd.WriteToFile(*kc, path)).To(Succeed())
+	Expect(framework.WriteImpersonatingKubeconfig(apiServer.Config, path, user, groups...)).To(Succeed())
 	return path
 }

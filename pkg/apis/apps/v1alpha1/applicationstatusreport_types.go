@@ -30,7 +30,7 @@ const (
 // MulticlusterApplicationSetReports and to mirror status onto hub Applications.
 //
 // +kubebuilder:object:root=true
-// +kubebuilder:resource:scope=Namespaced,shortName=appstatusreport;appstatusreports
+// +kubebuilder:resource:scope=Namespaced,shortName=appstatusreport;appstatusreports;asr,categories=ocm;argocd-pull
 // +kubebuilder:printcolumn:name="Application",type=string,JSONPath=`.source.hubApplicationName`,description="The hub Application this Application was pulled from"
 // +kubebuilder:printcolumn:name="Sync",type=string,JSONPath=`.status.sync.status`,description="Argo CD sync status on the cluster"
 // +kubebuilder:printcolumn:name="Health",type=string,JSONPath=`.status.health.status`,description="Argo CD health status on the cluster"

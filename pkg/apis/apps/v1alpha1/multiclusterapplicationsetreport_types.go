@@ -19,7 +19,7 @@ const LabelHostingApplicationSet = apps.AnnotationHostingApplicationSet
 // schema keep working. The object has no status subresource: the hub writes it whole.
 //
 // +kubebuilder:object:root=true
-// +kubebuilder:resource:scope=Namespaced,shortName=appsetreport;appsetreports
+// +kubebuilder:resource:scope=Namespaced,shortName=appsetreport;appsetreports;mcasr,categories=ocm;argocd-pull
 // +kubebuilder:printcolumn:name="Clusters",type=string,JSONPath=`.statuses.summary.clusters`,description="Clusters the ApplicationSet's Applications were pulled to"
 // +kubebuilder:printcolumn:name="Healthy",type=string,JSONPath=`.statuses.summary.healthy`,description="Clusters whose Application is Healthy"
 // +kubebuilder:printcolumn:name="Synced",type=string,JSONPath=`.statuses.summary.synced`,description="Clusters whose Application is Synced"

@@ -11,10 +11,11 @@ import (
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:scope=Namespaced,shortName=gitopsclusters;gitopscluster
+// +kubebuilder:resource:scope=Namespaced,shortName=gitopsclusters;gitopscluster;goc,categories=ocm;argocd-pull
 // +kubebuilder:printcolumn:name="Placement",type=string,JSONPath=`.spec.placementRef.name`,description="The Placement whose decisions become Argo CD clusters"
 // +kubebuilder:printcolumn:name="Argo CD Namespace",type=string,JSONPath=`.spec.argoServer.argoNamespace`,description="Namespace of the Argo CD instance"
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`,description="successful or failed"
+// +kubebuilder:printcolumn:name="Clusters",type=integer,JSONPath=`.status.clusterCount`,description="Decided clusters registered with Argo CD"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type GitOpsCluster struct {
 	metav1.TypeMeta   `json:",inline"`
@@ -152,6 +153,13 @@ type GitOpsClusterStatus struct {
 	// Message says what happened in the last reconcile.
 	// +optional
 	Message string `json:"message,omitempty"`
+
+	// ClusterCount is how many of the Placement's decided clusters have an Argo CD cluster
+	// Secret, as of the last reconcile that got as far as writing them (kubectl's Clusters
+	// column).
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	ClusterCount int32 `json:"clusterCount,omitempty"`
 
 	// Conditions are the standard conditions of the GitOpsCluster.
 	// +optional

@@ -1,0 +1,150 @@
+// Package finalizers is `argocd-pull-addon release-finalizers`: the chart's post-delete hook.
+//
+// Two finalizers on the hub are released by the manager alone: its own on GitOpsClusters
+// (gitopscluster.Finalizer) and Argo CD's resources finalizer on pulled hub Applications,
+// which the hub's Argo CD skips. Once the chart is uninstalled no manager runs, and deleting
+// such an object would hang forever. The hook runs after Helm deleted the manager's
+// Deployment and RBAC (so the manager can no longer add the finalizer back) and removes
+// both from every object. What they guarded is left in place: the Argo CD cluster Secrets
+// of GitOpsClusters and the ManifestWorks of Applications keep what the clusters run; a
+// manager installed again cleans up the Secrets of GitOpsClusters deleted meanwhile.
+package finalizers
+
+import (
+	"context"
+	"fmt"
+
+	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+	appsv1beta1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1beta1"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/endpoints"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/gitopscluster"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/propagation"
+)
+
+// Released counts the objects a ReleaseAll took a finalizer from.
+type Released struct {
+	GitOpsClusters int
+	Applications   int
+}
+
+// NewCommand returns the `release-finalizers` subcommand.
+func NewCommand() *cobra.Command {
+	o := endpoints.NewOptions(0, 0)
+	cmd := &cobra.Command{
+		Use:   "release-finalizers",
+		Short: "Remove the finalizers only the hub manager releases (the chart's uninstall hook)",
+		Long: `Remove the finalizers only the hub manager releases, from every object on the hub:
+` + gitopscluster.Finalizer + ` from GitOpsClusters and
+` + propagation.ResourcesFinalizer + ` from pulled hub Applications.
+
+The chart runs it as a post-delete hook, after the manager is gone, so that deleting a
+GitOpsCluster or a pulled Application later does not hang. Run it by hand after
+'helm uninstall --no-hooks'. Argo CD cluster Secrets and ManifestWorks stay as they are.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := o.RESTConfig()
+			if err != nil {
+				return err
+			}
+			scheme := runtime.NewScheme()
+			if err := appsv1beta1.AddToScheme(scheme); err != nil {
+				return err
+			}
+			if err := argov1alpha1.AddToScheme(scheme); err != nil {
+				return err
+			}
+			c, err := client.New(cfg, client.Options{Scheme: scheme})
+			if err != nil {
+				return fmt.Errorf("creating the hub client: %w", err)
+			}
+			released, err := ReleaseAll(cmd.Context(), c)
+			fmt.Fprintf(cmd.OutOrStdout(), "Released the finalizers of %d GitOpsClusters and %d pulled Applications\n",
+				released.GitOpsClusters, released.Applications)
+			return err
+		},
+	}
+	// Only the API server: the hook serves no metrics or probes.
+	cmd.Flags().StringVar(&o.Kubeconfig, "kubeconfig", "", "Kubeconfig of the hub API server. Empty: the in-cluster service account, or $KUBECONFIG.")
+	return cmd
+}
+
+// ReleaseAll removes gitopscluster.Finalizer from every GitOpsCluster and Argo CD's
+// resources finalizer from every Application propagation.HoldsResourcesFinalizer says the
+// manager would release. A kind whose API is not served (CRD already gone) has nothing to
+// release.
+func ReleaseAll(ctx context.Context, c client.Client) (Released, error) {
+	var released Released
+	log := ctrl.LoggerFrom(ctx)
+
+	var gcs appsv1beta1.GitOpsClusterList
+	if err := c.List(ctx, &gcs); err != nil && !meta.IsNoMatchError(err) && !apierrors.IsNotFound(err) {
+		return released, fmt.Errorf("listing GitOpsClusters: %w", err)
+	}
+	for i := range gcs.Items {
+		gc := &gcs.Items[i]
+		if !controllerutil.ContainsFinalizer(gc, gitopscluster.Finalizer) {
+			continue
+		}
+		if err := removeFinalizer(ctx, c, gc, gitopscluster.Finalizer, func(client.Object) bool { return true }); err != nil {
+			return released, err
+		}
+		released.GitOpsClusters++
+		log.Info("Released GitOpsCluster", "gitOpsCluster", klog.KObj(gc), "finalizer", gitopscluster.Finalizer)
+	}
+
+	var list argov1alpha1.ApplicationList
+	if err := c.List(ctx, &list, client.HasLabels{apps.LabelPullToOCMManagedCluster}); err != nil &&
+		!meta.IsNoMatchError(err) && !apierrors.IsNotFound(err) {
+		return released, fmt.Errorf("listing pulled Applications: %w", err)
+	}
+	for i := range list.Items {
+		app := &list.Items[i]
+		if !propagation.HoldsResourcesFinalizer(app) {
+			continue
+		}
+		if err := removeFinalizer(ctx, c, app, propagation.ResourcesFinalizer, propagation.HoldsResourcesFinalizer); err != nil {
+			return released, err
+		}
+		released.Applications++
+		log.Info("Released Application", "application", klog.KObj(app), "finalizer", propagation.ResourcesFinalizer)
+	}
+	return released, nil
+}
+
+// removeFinalizer removes finalizer from obj with an optimistic lock, reading obj again
+// after a conflict while holds(obj) still says the finalizer is to be released.
+func removeFinalizer(ctx context.Context, c client.Client, obj client.Object, finalizer string, holds func(client.Object) bool) error {
+	first := true
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if !first {
+			if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+				return err
+			}
+		}
+		first = false
+		if !holds(obj) || !controllerutil.ContainsFinalizer(obj, finalizer) {
+			return nil
+		}
+		patch := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
+		controllerutil.RemoveFinalizer(obj, finalizer)
+		return c.Patch(ctx, obj, patch)
+	})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("removing finalizer %s from %s: %w", finalizer, klog.KObj(obj), err)
+	}
+	return nil
+}
