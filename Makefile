@@ -7,6 +7,10 @@ BIN := $(CURDIR)/bin
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+# Read once per run: the image's labels, its binary and the test that compares them must
+# agree even when a commit lands while `make test` runs.
+VERSION := $(VERSION)
+COMMIT := $(COMMIT)
 LDFLAGS := -s -w \
 	-X github.com/open-cluster-management-io/argocd-pull-addon/pkg/version.Version=$(VERSION) \
 	-X github.com/open-cluster-management-io/argocd-pull-addon/pkg/version.Commit=$(COMMIT)
@@ -83,6 +87,7 @@ IMAGE_DIR ?= $(BIN)/image
 IMAGE_PLATFORMS ?= linux/amd64 linux/arm64
 IMAGE_SOURCE ?= https://github.com/open-cluster-management-io/argocd-pull-addon
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+SOURCE_DATE_EPOCH := $(SOURCE_DATE_EPOCH)
 IMAGE_BINARIES := $(BIN)/image-binaries
 
 .PHONY: image
