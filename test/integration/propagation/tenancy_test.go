@@ -11,10 +11,12 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/gitopscluster"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/propagation"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/builders"
@@ -144,6 +146,38 @@ var _ = Describe("Who may deliver where", Ordered, func() {
 		DeferCleanup(func(ctx context.Context) {
 			Expect(k8s.Delete(ctx, &clusterv1beta2.ManagedClusterSetBinding{ObjectMeta: metav1.ObjectMeta{Name: otherSet, Namespace: teamNamespace}})).To(Succeed())
 		})
+		expectDeliveredUntouched(ctx, app, c)
+	})
+
+	It("delivers once the admin moves the target cluster into a set bound to team-a (its labels)", func(ctx context.Context) {
+		c := teamCluster(ctx, otherSet)
+		teamProject(ctx, "team-a-move", nil)
+		app := aliceApp(ctx, "move-"+c, "team-a-move", c)
+		expectRefused(ctx, app, propagation.ReasonClusterSetNotBound, fmt.Sprintf("ManagedCluster %s named by annotation", c))
+
+		mc := &clusterv1.ManagedCluster{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Name: c}, mc)).To(Succeed())
+		mc.Labels[clusterv1beta2.ClusterSetLabel] = teamSet
+		Expect(k8s.Update(ctx, mc)).To(Succeed())
+		expectDeliveredUntouched(ctx, app, c)
+	})
+
+	It("matches the destination as the GitOpsCluster's cluster Secret names it, and follows that Secret", func(ctx context.Context) {
+		c := teamCluster(ctx, teamSet)
+		server := "https://" + c + ".example.com:6443"
+		p := teamProject(ctx, "team-a-server", func(s *argov1alpha1.AppProjectSpec) {
+			s.Destinations = []argov1alpha1.ApplicationDestination{{Server: server, Namespace: builders.GuestbookNamespace}}
+		})
+		app := aliceApp(ctx, "server-"+c, p.Name, c)
+		By("without a cluster Secret, the server is the pull model's placeholder, which the project does not allow")
+		expectRefused(ctx, app, propagation.ReasonProjectDestRefused, fmt.Sprintf("(server 'https://%s-control-plane'", c))
+
+		By("the cluster Secret a GitOpsCluster registers names the server the project allows")
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: gitopscluster.ClusterSecretName(c), Namespace: appNamespace,
+			Labels: map[string]string{gitopscluster.LabelArgoSecretType: "cluster", gitopscluster.LabelManagedBy: gitopscluster.ManagedByValue}},
+			Data: map[string][]byte{"name": []byte(c), "server": []byte(server)}}
+		Expect(k8s.Create(ctx, secret)).To(Succeed())
+		DeferCleanup(func(ctx context.Context) { Expect(k8s.Delete(ctx, secret)).To(Succeed()) })
 		expectDeliveredUntouched(ctx, app, c)
 	})
 
