@@ -15,7 +15,6 @@ import (
 	"strings"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/gitopscluster"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
@@ -163,9 +162,9 @@ func (t *tenancy) project(ctx context.Context, name string) (*argov1alpha1.AppPr
 // permit only their own clusters). Without such a Secret it is what a GitOpsCluster
 // would register: the cluster's name and placeholder server.
 func (t *tenancy) destinationCluster(ctx context.Context, cluster string) (*argov1alpha1.Cluster, error) {
-	dest := &argov1alpha1.Cluster{Name: cluster, Server: gitopscluster.PlaceholderServer(cluster)}
+	dest := &argov1alpha1.Cluster{Name: cluster, Server: apps.PlaceholderServer(cluster)}
 	s := &corev1.Secret{}
-	err := t.argo.Get(ctx, client.ObjectKey{Namespace: t.opts.ArgoCDNamespace, Name: gitopscluster.ClusterSecretName(cluster)}, s)
+	err := t.argo.Get(ctx, client.ObjectKey{Namespace: t.opts.ArgoCDNamespace, Name: apps.ClusterSecretName(cluster)}, s)
 	switch {
 	case apierrors.IsNotFound(err):
 		return dest, nil

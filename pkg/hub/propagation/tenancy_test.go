@@ -1,10 +1,10 @@
 package propagation
 
 import (
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	"strings"
 	"testing"
 
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/gitopscluster"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/builders"
 
@@ -67,7 +67,7 @@ func TestCheckAppNamespace(t *testing.T) {
 // TestCheckProject: the project must exist and permit the namespace, every repository and
 // the target cluster, named as its cluster Secret names it, with the destination namespace.
 func TestCheckProject(t *testing.T) {
-	dest := &argov1alpha1.Cluster{Name: "cluster1", Server: gitopscluster.PlaceholderServer("cluster1")}
+	dest := &argov1alpha1.Cluster{Name: "cluster1", Server: apps.PlaceholderServer("cluster1")}
 	open := func() *argov1alpha1.AppProject {
 		return &argov1alpha1.AppProject{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: "argocd"},
 			Spec: argov1alpha1.AppProjectSpec{SourceRepos: []string{"*"}, SourceNamespaces: []string{"*"},

@@ -12,7 +12,6 @@ import (
 	"net/http"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/gitopscluster"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
@@ -60,7 +59,7 @@ func newTenancy(mgr ctrl.Manager, o TenancyOptions) (*tenancy, cluster.Cluster, 
 			ByObject: map[client.Object]cache.ByObject{
 				&corev1.ConfigMap{}: {Field: fields.OneTermEqualSelector("metadata.name", CmdParamsConfigMap)},
 				&corev1.Secret{}: {Label: labels.SelectorFromSet(labels.Set{
-					gitopscluster.LabelArgoSecretType: "cluster", gitopscluster.LabelManagedBy: gitopscluster.ManagedByValue})},
+					apps.LabelArgoSecretType: apps.ArgoSecretTypeCluster, apps.LabelManagedBy: apps.ManagedByValue})},
 			},
 		}
 	})
