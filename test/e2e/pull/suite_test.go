@@ -91,7 +91,8 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	// bound to the Application's namespace. Every scenario delivers from argocd, as on a
 	// hub with one team, in any order: bind the global set (every cluster) there for the
 	// whole suite, as its admin would with `clusteradm clusterset bind global --namespace argocd`.
-	bindGlobalClusterSet(ctx)
+	// It goes with the fleet.
+	createGlobalClusterSetBinding(ctx)
 	setUpDone = true
 	AddReportEntry("suite set-up", time.Since(suiteStart).Round(100*time.Millisecond).String(), ReportEntryVisibilityAlways)
 }, NodeTimeout(10*time.Minute))
