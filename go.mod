@@ -266,7 +266,7 @@ require (
 	k8s.io/kubernetes v1.34.0 // indirect
 	open-cluster-management.io/addon-framework v1.2.0
 	open-cluster-management.io/ocm v1.2.1
-	open-cluster-management.io/sdk-go v1.2.0 // indirect
+	open-cluster-management.io/sdk-go v1.2.0
 	oras.land/oras-go/v2 v2.6.0 // indirect
 	sigs.k8s.io/json v0.0.0-20241014173422-cfa47c3a1cc8 // indirect
 	sigs.k8s.io/kustomize/api v0.20.1 // indirect

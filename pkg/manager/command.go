@@ -19,6 +19,7 @@ import (
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -54,11 +55,14 @@ type Options struct {
 type ControllerOptions struct {
 	// AppStatus configures the Application status controller.
 	AppStatus appstatus.Options
+	// Propagation configures the propagation controller: who may deliver where.
+	Propagation propagation.Options
 }
 
 // DefaultControllerOptions are the hub controllers' defaults.
 func DefaultControllerOptions() ControllerOptions {
-	return ControllerOptions{AppStatus: appstatus.Options{ReportGracePeriod: appstatus.DefaultReportGracePeriod}}
+	return ControllerOptions{AppStatus: appstatus.Options{ReportGracePeriod: appstatus.DefaultReportGracePeriod},
+		Propagation: propagation.DefaultOptions()}
 }
 
 // NewOptions returns the manager's defaults.
@@ -95,6 +99,17 @@ func (o *Options) AddFlags(cmd *cobra.Command) {
 	fs.DurationVar(&o.Controllers.AppStatus.ReportGracePeriod, "agent-report-grace-period", o.Controllers.AppStatus.ReportGracePeriod,
 		"How long a pulled Application may go unreported by its cluster's available argocd-pull agent after its ManifestWork was applied "+
 			"(or the agent became available) before the hub Application gets a NotReportedError condition; 0: the default.")
+	t := &o.Controllers.Propagation.Tenancy
+	fs.StringVar(&t.ArgoCDNamespace, "argocd-namespace", t.ArgoCDNamespace,
+		"Namespace of the hub's Argo CD: its AppProjects, its argocd-cmd-params-cm and the GitOpsClusters' cluster Secrets are there.")
+	fs.StringSliceVar(&t.ApplicationNamespaces, "application-namespaces", t.ApplicationNamespaces,
+		"Namespaces, besides the Argo CD namespace and those of application.namespaces in argocd-cmd-params-cm, whose Applications may be delivered (Argo CD's patterns: globs, /regexp/).")
+	fs.BoolVar(&t.CheckApplicationNamespaces, "check-application-namespaces", t.CheckApplicationNamespaces,
+		"Deliver an Application only from a namespace where the hub's Argo CD accepts Applications.")
+	fs.BoolVar(&t.CheckProjects, "check-projects", t.CheckProjects,
+		"Deliver an Application only when its AppProject exists and permits its namespace, repositories and target cluster and namespace.")
+	fs.BoolVar(&t.CheckClusterSetBindings, "check-cluster-set-bindings", t.CheckClusterSetBindings,
+		"Deliver an Application only to a ManagedCluster of a ManagedClusterSet bound to the Application's namespace.")
 	o.Addon.AddFlags(fs)
 }
 
@@ -108,6 +123,7 @@ func Scheme() (*runtime.Scheme, error) {
 		argov1alpha1.AddToScheme,
 		clusterv1.Install,
 		clusterv1beta1.Install,
+		clusterv1beta2.Install,
 		workv1.Install,
 		addonv1alpha1.Install,
 	} {
@@ -227,7 +243,7 @@ type hubController struct {
 func hubControllers(o ControllerOptions) []hubController {
 	return []hubController{
 		{name: gitopscluster.ControllerName, setup: gitopscluster.Setup},
-		{name: propagation.ControllerName, setup: propagation.Setup},
+		{name: propagation.ControllerName, setup: func(mgr ctrl.Manager) error { return propagation.Setup(mgr, o.Propagation) }},
 		{name: appstatus.ControllerName, setup: func(mgr ctrl.Manager) error { return appstatus.Setup(mgr, o.AppStatus) }},
 		{name: aggregation.ControllerName, setup: aggregation.Setup},
 	}

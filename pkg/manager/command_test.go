@@ -73,3 +73,23 @@ func TestSetupControllersRefusesAnUnknownName(t *testing.T) {
 		t.Fatalf("SetupControllers with a misspelt name = %v, want an error naming it", err)
 	}
 }
+
+// TestTenancyFlags: every tenancy check is enforced unless a flag relaxes it, and the
+// flags reach the propagation controller's options.
+func TestTenancyFlags(t *testing.T) {
+	defaults := NewOptions().Controllers.Propagation.Tenancy
+	if !defaults.CheckApplicationNamespaces || !defaults.CheckProjects || !defaults.CheckClusterSetBindings || defaults.ArgoCDNamespace != "argocd" {
+		t.Fatalf("defaults %+v: want every check enforced, Argo CD in argocd", defaults)
+	}
+	cmd := NewCommand()
+	if err := cmd.ParseFlags([]string{"--argocd-namespace=openshift-gitops", "--check-application-namespaces=false",
+		"--check-projects=false", "--check-cluster-set-bindings=false", "--application-namespaces=team-*,ops"}); err != nil {
+		t.Fatal(err)
+	}
+	for flag, want := range map[string]string{"argocd-namespace": "openshift-gitops", "check-application-namespaces": "false",
+		"check-projects": "false", "check-cluster-set-bindings": "false", "application-namespaces": "[team-*,ops]"} {
+		if got := cmd.Flags().Lookup(flag).Value.String(); got != want {
+			t.Errorf("--%s = %q, want %q", flag, got, want)
+		}
+	}
+}

@@ -14,23 +14,24 @@ import (
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1beta1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1beta1"
 )
 
 // Labels and annotations of the Argo CD cluster Secrets. The first four are what Argo CD
 // and existing ApplicationSets select on; keep them exactly.
 const (
-	LabelArgoSecretType   = "argocd.argoproj.io/secret-type"
+	LabelArgoSecretType   = apps.LabelArgoSecretType
 	LabelACMCluster       = "apps.open-cluster-management.io/acm-cluster"
 	LabelClusterName      = "apps.open-cluster-management.io/cluster-name"
 	LabelClusterServer    = "apps.open-cluster-management.io/cluster-server"
-	argoSecretTypeCluster = "cluster"
+	argoSecretTypeCluster = apps.ArgoSecretTypeCluster
 
 	// LabelManagedBy marks every object this controller creates (Secrets, ConfigMaps,
 	// Role, RoleBinding); the controller's own cache only holds objects with it.
-	LabelManagedBy = "app.kubernetes.io/managed-by"
+	LabelManagedBy = apps.LabelManagedBy
 	// ManagedByValue is the value of LabelManagedBy.
-	ManagedByValue = "argocd-pull-addon"
+	ManagedByValue = apps.ManagedByValue
 
 	// Finalizer lets the controller release the cluster Secrets of a deleted
 	// GitOpsCluster, which live in another namespace than the GitOpsCluster's in general.
@@ -49,15 +50,12 @@ const (
 	placementRoleSuffix = "-applicationset-controller-placement"
 )
 
-// ClusterSecretName is the name of the Argo CD cluster Secret of cluster: the name earlier
-// GitOpsCluster controllers used, so Argo CD sees the same cluster objects.
-func ClusterSecretName(cluster string) string { return cluster + "-cluster-secret" }
+// ClusterSecretName is the name of the Argo CD cluster Secret of cluster (apps.ClusterSecretName).
+func ClusterSecretName(cluster string) string { return apps.ClusterSecretName(cluster) }
 
-// PlaceholderServer is the server URL of the pull model's blank cluster Secrets. The hub
-// never connects to it: Argo CD needs a unique, well-formed server per cluster, and the
-// Applications it renders are rewritten to the spoke's https://kubernetes.default.svc by
-// propagation. "https://<cluster>-control-plane" is what earlier pull-model installs used.
-func PlaceholderServer(cluster string) string { return "https://" + cluster + "-control-plane" }
+// PlaceholderServer is the server URL of the pull model's blank cluster Secrets
+// (apps.PlaceholderServer).
+func PlaceholderServer(cluster string) string { return apps.PlaceholderServer(cluster) }
 
 // RoleName is the name of the Role and RoleBinding in argoNamespace.
 func RoleName(argoNamespace string) string { return argoNamespace + placementRoleSuffix }

@@ -51,16 +51,22 @@ type reconciler struct {
 	cleared  *clearedRequests
 	// arrivals times the Application changes until a ManifestWork write carries them.
 	arrivals latency.Arrivals
+	// tenancy checks who may deliver where; nil when no check is enforced.
+	tenancy *tenancy
 }
 
 var _ reconcile.Reconciler = &reconciler{}
 
-// Setup registers the controller with mgr. The shared pull-model indexes
-// (pullmodel.SetupIndexes) must be registered on mgr first.
-func Setup(mgr ctrl.Manager) error {
+// Setup registers the controller with mgr, configured by o. The shared pull-model
+// indexes (pullmodel.SetupIndexes) must be registered on mgr first.
+func Setup(mgr ctrl.Manager, o Options) error {
+	t, argo, err := newTenancy(mgr, o.Tenancy)
+	if err != nil {
+		return err
+	}
 	r := &reconciler{client: mgr.GetClient(), apiReader: mgr.GetAPIReader(), cache: mgr.GetCache(),
-		recorder: mgr.GetEventRecorderFor(ControllerName), now: metav1.Now, cleared: newClearedRequests()}
-	return r.setupWithManager(mgr)
+		recorder: mgr.GetEventRecorderFor(ControllerName), now: metav1.Now, cleared: newClearedRequests(), tenancy: t}
+	return r.setupWithManager(mgr, argo)
 }
 
 // Reconcile brings the ManifestWorks of the hub Application req names to the desired
@@ -130,6 +136,12 @@ func (r *reconciler) reconcile(ctx context.Context, req ctrl.Request) (written b
 	if p != nil {
 		return false, r.hold(ctx, app, works, p)
 	}
+	if p, err := r.checkTenancy(ctx, app); err != nil || p != nil {
+		if err != nil {
+			return false, err
+		}
+		return false, r.hold(ctx, app, works, p)
+	}
 
 	desired, err := r.desiredWork(ctx, in)
 	if err != nil {
@@ -182,6 +194,20 @@ func (r *reconciler) reconcileDelete(ctx context.Context, app *argov1alpha1.Appl
 // have, built from it as stored with the requests settleRequests chose.
 func (r *reconciler) desiredWork(_ context.Context, in *storedApplication) (*workv1.ManifestWork, error) {
 	return BuildManifestWork(in.stored, in.requests)
+}
+
+// checkTenancy applies the enforced tenancy checks to app, marked, valid and targeting
+// a ManagedCluster that checkInput found.
+func (r *reconciler) checkTenancy(ctx context.Context, app *argov1alpha1.Application) (*problem, error) {
+	if r.tenancy == nil {
+		return nil, nil
+	}
+	cluster, err := r.targetCluster(ctx, app)
+	if err != nil || cluster == nil {
+		// A cluster gone since checkInput: its deletion event brings the Application back.
+		return nil, err
+	}
+	return r.tenancy.check(ctx, app, cluster)
 }
 
 // managedCluster is the ManagedCluster name, nil when it does not exist.

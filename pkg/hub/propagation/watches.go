@@ -12,6 +12,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -26,20 +27,26 @@ const appClusterIndex = "propagation.targetCluster"
 // the pull label with any value (unmarking must reach Reconcile), their ManifestWorks, and
 // the ManagedClusters they target. Applications are watched as stored (unstructured): the
 // payload is built from them.
-func (r *reconciler) setupWithManager(mgr ctrl.Manager) error {
+func (r *reconciler) setupWithManager(mgr ctrl.Manager, argo cluster.Cluster) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), newApplicationObject(), appClusterIndex, indexAppByCluster); err != nil {
 		return fmt.Errorf("indexing Applications by target cluster: %w", err)
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		// The arrivals predicate comes last: it times only the changes that reach Reconcile.
 		For(newApplicationObject(), builder.WithPredicates(pullmodel.PullLabelPredicate(), r.arrivals.Predicate())).
 		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(workToApp),
 			builder.WithPredicates(pullmodel.PullLabelPredicate())).
 		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(r.clusterToApps),
-			builder.WithPredicates(clusterTargetability())).
-		WithOptions(controller.Options{MaxConcurrentReconciles: maxConcurrentReconciles}).
-		Complete(r)
+			builder.WithPredicates(r.clusterPredicate())).
+		WithOptions(controller.Options{MaxConcurrentReconciles: maxConcurrentReconciles})
+	if r.tenancy != nil {
+		var err error
+		if b, err = r.watchTenancy(mgr, argo, b); err != nil {
+			return err
+		}
+	}
+	return b.Complete(r)
 }
 
 func indexAppByCluster(obj client.Object) []string {

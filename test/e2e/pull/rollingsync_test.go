@@ -260,6 +260,17 @@ func setRollingPath(ctx SpecContext, path string) {
 // exists is left as it is.
 func bindGlobalClusterSet(ctx SpecContext) {
 	GinkgoHelper()
+	if binding := createGlobalClusterSetBinding(ctx); binding != nil {
+		DeferCleanup(func(ctx SpecContext) {
+			Expect(client.IgnoreNotFound(hub.Delete(ctx, binding))).To(Succeed())
+		})
+	}
+}
+
+// createGlobalClusterSetBinding creates the binding of bindGlobalClusterSet once the
+// global set exists, and returns it; nil when it existed already.
+func createGlobalClusterSetBinding(ctx SpecContext) client.Object {
+	GinkgoHelper()
 	Eventually(func() error {
 		return hub.Get(ctx, client.ObjectKey{Name: "global"}, &clusterv1beta2.ManagedClusterSet{})
 	}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
@@ -268,12 +279,10 @@ func bindGlobalClusterSet(ctx SpecContext) {
 	Expect(binding.GetNamespace()).To(Equal(argoNS))
 	err = hub.Create(ctx, binding)
 	if apierrors.IsAlreadyExists(err) {
-		return
+		return nil
 	}
 	Expect(err).NotTo(HaveOccurred(), "creating the global ManagedClusterSetBinding")
-	DeferCleanup(func(ctx SpecContext) {
-		Expect(client.IgnoreNotFound(hub.Delete(ctx, binding))).To(Succeed())
-	})
+	return binding
 }
 
 func parseTime(g Gomega, s string) time.Time {

@@ -87,6 +87,12 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	Expect(err).NotTo(HaveOccurred())
 	theFleet, pull = pf.Fleet, pf.Pull
 	hub = theFleet.Hub.APIServer.Client
+	// The manager's default tenancy checks deliver only to clusters of a ManagedClusterSet
+	// bound to the Application's namespace. Every scenario delivers from argocd, as on a
+	// hub with one team, in any order: bind the global set (every cluster) there for the
+	// whole suite, as its admin would with `clusteradm clusterset bind global --namespace argocd`.
+	// It goes with the fleet.
+	createGlobalClusterSetBinding(ctx)
 	setUpDone = true
 	AddReportEntry("suite set-up", time.Since(suiteStart).Round(100*time.Millisecond).String(), ReportEntryVisibilityAlways)
 }, NodeTimeout(10*time.Minute))

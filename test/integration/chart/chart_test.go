@@ -122,6 +122,9 @@ var _ = Describe("The hub chart", func() {
 
 	It("lets the manager propagate an Application, mirror its status and release its finalizer", func(ctx context.Context) {
 		createCluster(ctx, "chart-c1")
+		// The default project and a bound cluster set, which the manager's default tenancy
+		// checks read through the chart's RBAC.
+		Expect(framework.AllowEveryDelivery(ctx, k8s, framework.ChartNamespace)).To(Succeed())
 		app := builders.Application("guestbook").Namespace(framework.ChartNamespace).Pulled().Cluster("chart-c1").
 			Finalizer("resources-finalizer.argocd.argoproj.io").Build()
 		Expect(k8s.Create(ctx, app)).To(Succeed())

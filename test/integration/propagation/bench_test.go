@@ -57,6 +57,7 @@ func BenchmarkBurst(b *testing.B) {
 	must(b, err)
 
 	must(b, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: appNamespace}}))
+	must(b, framework.AllowEveryDelivery(ctx, c, appNamespace))
 	must(b, framework.Parallel(ctx, clusters, 16, func(i int) error {
 		name := fmt.Sprintf("bench%d", i)
 		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {

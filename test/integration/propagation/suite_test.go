@@ -1,6 +1,7 @@
 package propagation_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -38,6 +39,9 @@ var _ = BeforeSuite(func() {
 	apiServer, err = framework.StartAPIServer()
 	Expect(err).NotTo(HaveOccurred())
 	scheme, k8s = apiServer.Scheme, apiServer.Client
+	// The specs deliver from Argo CD's namespace to any cluster, as on a hub with one team;
+	// tenancy_test.go narrows what other namespaces may do.
+	Expect(framework.AllowEveryDelivery(context.Background(), k8s, appNamespace)).To(Succeed())
 	stopMgr = startManager()
 })
 
