@@ -18,20 +18,15 @@ import (
 	appsv1beta1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1beta1"
 )
 
-// Labels and annotations of the Argo CD cluster Secrets. The first four are what Argo CD
-// and existing ApplicationSets select on; keep them exactly.
+// Labels of the Argo CD cluster Secrets besides apps.LabelArgoSecretType (the names
+// propagation reads too live in pkg/apis/apps): what Argo CD and existing ApplicationSets
+// select on; keep them exactly. Every object this controller creates (Secrets, ConfigMaps,
+// Role, RoleBinding) carries apps.LabelManagedBy=apps.ManagedByValue; the controller's own
+// cache only holds objects with it.
 const (
-	LabelArgoSecretType   = apps.LabelArgoSecretType
-	LabelACMCluster       = "apps.open-cluster-management.io/acm-cluster"
-	LabelClusterName      = "apps.open-cluster-management.io/cluster-name"
-	LabelClusterServer    = "apps.open-cluster-management.io/cluster-server"
-	argoSecretTypeCluster = apps.ArgoSecretTypeCluster
-
-	// LabelManagedBy marks every object this controller creates (Secrets, ConfigMaps,
-	// Role, RoleBinding); the controller's own cache only holds objects with it.
-	LabelManagedBy = apps.LabelManagedBy
-	// ManagedByValue is the value of LabelManagedBy.
-	ManagedByValue = apps.ManagedByValue
+	LabelACMCluster    = "apps.open-cluster-management.io/acm-cluster"
+	LabelClusterName   = "apps.open-cluster-management.io/cluster-name"
+	LabelClusterServer = "apps.open-cluster-management.io/cluster-server"
 
 	// Finalizer lets the controller release the cluster Secrets of a deleted
 	// GitOpsCluster, which live in another namespace than the GitOpsCluster's in general.
@@ -49,13 +44,6 @@ const (
 	// "<argo namespace>-applicationset-controller-placement".
 	placementRoleSuffix = "-applicationset-controller-placement"
 )
-
-// ClusterSecretName is the name of the Argo CD cluster Secret of cluster (apps.ClusterSecretName).
-func ClusterSecretName(cluster string) string { return apps.ClusterSecretName(cluster) }
-
-// PlaceholderServer is the server URL of the pull model's blank cluster Secrets
-// (apps.PlaceholderServer).
-func PlaceholderServer(cluster string) string { return apps.PlaceholderServer(cluster) }
 
 // RoleName is the name of the Role and RoleBinding in argoNamespace.
 func RoleName(argoNamespace string) string { return argoNamespace + placementRoleSuffix }
@@ -147,23 +135,23 @@ func decidedClusters(decisions []clusterv1beta1.PlacementDecision) []string {
 // ApplicationSet cluster generators can select on them; the Secret's own labels win over
 // a cluster label of the same key.
 func desiredClusterSecret(gc *appsv1beta1.GitOpsCluster, argoNamespace, cluster string, mc *clusterv1.ManagedCluster) *corev1.Secret {
-	server := PlaceholderServer(cluster)
+	server := apps.PlaceholderServer(cluster)
 	labels := map[string]string{}
 	if mc != nil {
 		maps.Copy(labels, mc.Labels)
 	}
 	maps.Copy(labels, map[string]string{
-		LabelArgoSecretType: argoSecretTypeCluster,
-		LabelACMCluster:     "true",
-		LabelClusterName:    labelSafe(cluster),
-		LabelClusterServer:  serverHost(server),
-		LabelManagedBy:      ManagedByValue,
+		apps.LabelArgoSecretType: apps.ArgoSecretTypeCluster,
+		LabelACMCluster:          "true",
+		LabelClusterName:         labelSafe(cluster),
+		LabelClusterServer:       serverHost(server),
+		apps.LabelManagedBy:      apps.ManagedByValue,
 	})
 
 	s := &corev1.Secret{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      ClusterSecretName(cluster),
+			Name:      apps.ClusterSecretName(cluster),
 			Namespace: argoNamespace,
 			Labels:    labels,
 		},
@@ -217,7 +205,7 @@ func desiredConfigMaps(argoNamespace string) []*corev1.ConfigMap {
 			ObjectMeta: metav1.ObjectMeta{
 				Name:      name,
 				Namespace: argoNamespace,
-				Labels:    map[string]string{LabelManagedBy: ManagedByValue},
+				Labels:    map[string]string{apps.LabelManagedBy: apps.ManagedByValue},
 			},
 			Data: maps.Clone(data),
 		})
@@ -231,7 +219,7 @@ func desiredRole(argoNamespace string) *rbacv1.Role {
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      RoleName(argoNamespace),
 			Namespace: argoNamespace,
-			Labels:    map[string]string{LabelManagedBy: ManagedByValue},
+			Labels:    map[string]string{apps.LabelManagedBy: apps.ManagedByValue},
 		},
 		Rules: []rbacv1.PolicyRule{{
 			APIGroups: []string{clusterv1beta1.GroupName},
@@ -247,7 +235,7 @@ func desiredRoleBinding(argoNamespace string) *rbacv1.RoleBinding {
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      RoleName(argoNamespace),
 			Namespace: argoNamespace,
-			Labels:    map[string]string{LabelManagedBy: ManagedByValue},
+			Labels:    map[string]string{apps.LabelManagedBy: apps.ManagedByValue},
 		},
 		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: RoleName(argoNamespace)},
 		Subjects: []rbacv1.Subject{{

@@ -15,6 +15,7 @@ import (
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1beta1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1beta1"
 )
 
@@ -157,16 +158,16 @@ func TestDecidedClusters(t *testing.T) {
 
 func TestDesiredClusterSecret(t *testing.T) {
 	mc := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: "c1", Labels: map[string]string{
-		"env":               "prod",
-		LabelArgoSecretType: "not-a-cluster", // ours wins
+		"env":                    "prod",
+		apps.LabelArgoSecretType: "not-a-cluster", // ours wins
 		"apps.open-cluster-management.io/cluster-name": "spoofed",
 	}}}
 	fixed := map[string]string{
-		LabelArgoSecretType: "cluster",
-		LabelACMCluster:     "true",
-		LabelClusterName:    "c1",
-		LabelClusterServer:  "c1-control-plane",
-		LabelManagedBy:      ManagedByValue,
+		apps.LabelArgoSecretType: "cluster",
+		LabelACMCluster:          "true",
+		LabelClusterName:         "c1",
+		LabelClusterServer:       "c1-control-plane",
+		apps.LabelManagedBy:      apps.ManagedByValue,
 	}
 	with := func(m map[string]string, kv ...string) map[string]string {
 		out := maps.Clone(m)

@@ -4,7 +4,7 @@
 //
 // Choices worth knowing:
 //   - Every cluster Secret is blank: data `name` (the cluster) and `server`
-//     (PlaceholderServer, "https://<cluster>-control-plane"), no credentials. That holds
+//     (apps.PlaceholderServer, "https://<cluster>-control-plane"), no credentials. That holds
 //     when spec.createBlankClusterSecrets is false or unset too: this product is the pull
 //     model only and the hub keeps no cluster credentials, so there is nothing else to
 //     write. The ClusterSecretsSynced condition then has reason BlankClusterSecretsImplied
@@ -12,7 +12,7 @@
 //   - GitOpsClusters selecting the same cluster for the same Argo CD namespace share its
 //     Secret: each is an owner (a label and an annotation per GitOpsCluster, owners.go),
 //     and the last owner to let go deletes it. Secrets this controller creates carry
-//     LabelManagedBy and their owners' marks; it only ever updates or deletes those. A
+//     apps.LabelManagedBy and their owners' marks; it only ever updates or deletes those. A
 //     Secret of the same name no GitOpsCluster created is a conflict: left alone,
 //     reported in the status.
 //   - While the Placement or the Argo CD namespace does not resolve, existing cluster
@@ -52,6 +52,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1beta1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1beta1"
 )
 
@@ -82,7 +83,7 @@ type reconciler struct {
 	// ManagedClusters and Namespaces through the manager's cache.
 	client client.Client
 	// owned reads, from a cache of its own, only the objects carrying
-	// LabelManagedBy=ManagedByValue (cluster Secrets, ConfigMaps, Role, RoleBinding), so
+	// apps.LabelManagedBy=apps.ManagedByValue (cluster Secrets, ConfigMaps, Role, RoleBinding), so
 	// the manager never caches every Secret of the hub.
 	owned cluster.Cluster
 	// apiReader reads what is not (yet) in the caches: a Secret or ConfigMap someone else
@@ -96,7 +97,7 @@ var _ reconcile.Reconciler = &reconciler{}
 
 // newReconciler returns a reconciler for mgr. It adds the cache of owned objects to mgr.
 func newReconciler(mgr ctrl.Manager) (*reconciler, error) {
-	sel := labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedByValue})
+	sel := labels.SelectorFromSet(labels.Set{apps.LabelManagedBy: apps.ManagedByValue})
 	owned, err := cluster.New(mgr.GetConfig(), func(o *cluster.Options) {
 		o.Scheme = mgr.GetScheme()
 		o.MapperProvider = func(*rest.Config, *http.Client) (meta.RESTMapper, error) { return mgr.GetRESTMapper(), nil }
@@ -294,7 +295,7 @@ func (r *reconciler) applyGeneratorConfig(ctx context.Context, argoNs string) er
 }
 
 // ensure creates desired when missing, or patches the existing object when mutate says it
-// changed it (adding LabelManagedBy so the owned cache sees it from then on).
+// changed it (adding apps.LabelManagedBy so the owned cache sees it from then on).
 func ensure[T client.Object](ctx context.Context, r *reconciler, kind string, desired T, mutate func(T) bool) error {
 	log := ctrl.LoggerFrom(ctx)
 	key := client.ObjectKeyFromObject(desired)
@@ -327,7 +328,7 @@ func ensure[T client.Object](ctx context.Context, r *reconciler, kind string, de
 	if l == nil {
 		l = map[string]string{}
 	}
-	l[LabelManagedBy] = ManagedByValue
+	l[apps.LabelManagedBy] = apps.ManagedByValue
 	cur.SetLabels(l)
 	if err := r.client.Patch(ctx, cur, client.MergeFrom(before)); err != nil {
 		return fmt.Errorf("updating %s %s: %w", kind, key, err)

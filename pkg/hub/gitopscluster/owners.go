@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1beta1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1beta1"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/naming"
 )
@@ -60,7 +61,7 @@ func ownerNameLabel(name string) string {
 // legacyOwnerLabels select the Secrets an earlier version wrote for owner.
 func legacyOwnerLabels(owner types.NamespacedName) map[string]string {
 	return map[string]string{
-		LabelManagedBy:            ManagedByValue,
+		apps.LabelManagedBy:       apps.ManagedByValue,
 		legacyLabelOwnerNamespace: owner.Namespace,
 		legacyLabelOwnerName:      ownerNameLabel(owner.Name),
 	}
@@ -83,7 +84,7 @@ func parseOwner(s string) (types.NamespacedName, bool) {
 // ownersOf are the GitOpsClusters that own s, sorted; none when this controller did not
 // create s.
 func ownersOf(s *corev1.Secret) []types.NamespacedName {
-	if s.Labels[LabelManagedBy] != ManagedByValue {
+	if s.Labels[apps.LabelManagedBy] != apps.ManagedByValue {
 		return nil
 	}
 	set := map[types.NamespacedName]bool{}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1beta1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1beta1"
 )
 
@@ -87,7 +88,7 @@ func TestOwnersOf(t *testing.T) {
 	secret := func(labels, annotations map[string]string) *corev1.Secret {
 		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: annotations}}
 	}
-	managed := map[string]string{LabelManagedBy: ManagedByValue}
+	managed := map[string]string{apps.LabelManagedBy: apps.ManagedByValue}
 	cases := map[string]struct {
 		s    *corev1.Secret
 		want []types.NamespacedName
@@ -177,7 +178,7 @@ func TestReleaseOwner(t *testing.T) {
 			if len(updated.OwnerReferences) != 0 {
 				t.Fatalf("owner references %v kept", updated.OwnerReferences)
 			}
-			if updated.Labels["env"] != before.Labels["env"] || updated.Labels[LabelArgoSecretType] != "cluster" ||
+			if updated.Labels["env"] != before.Labels["env"] || updated.Labels[apps.LabelArgoSecretType] != "cluster" ||
 				updated.Annotations["note"] != before.Annotations["note"] {
 				t.Fatalf("labels %v annotations %v: only owner marks may change", updated.Labels, updated.Annotations)
 			}

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1beta1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1beta1"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/gitopscluster"
 )
@@ -165,7 +166,7 @@ func expectGone(ctx context.Context, obj client.Object) {
 func ourSecrets(ctx context.Context, g Gomega, argoNs string) map[string]corev1.Secret {
 	var list corev1.SecretList
 	g.Expect(k8s.List(ctx, &list, client.InNamespace(argoNs),
-		client.MatchingLabels{gitopscluster.LabelManagedBy: gitopscluster.ManagedByValue})).To(Succeed())
+		client.MatchingLabels{apps.LabelManagedBy: apps.ManagedByValue})).To(Succeed())
 	out := map[string]corev1.Secret{}
 	for _, s := range list.Items {
 		out[s.Labels[gitopscluster.LabelClusterName]] = s

@@ -16,7 +16,7 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/gitopscluster"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/propagation"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/builders"
@@ -173,8 +173,8 @@ var _ = Describe("Who may deliver where", Ordered, func() {
 		expectRefused(ctx, app, propagation.ReasonProjectDestRefused, fmt.Sprintf("(server 'https://%s-control-plane'", c))
 
 		By("the cluster Secret a GitOpsCluster registers names the server the project allows")
-		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: gitopscluster.ClusterSecretName(c), Namespace: appNamespace,
-			Labels: map[string]string{gitopscluster.LabelArgoSecretType: "cluster", gitopscluster.LabelManagedBy: gitopscluster.ManagedByValue}},
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: apps.ClusterSecretName(c), Namespace: appNamespace,
+			Labels: map[string]string{apps.LabelArgoSecretType: "cluster", apps.LabelManagedBy: apps.ManagedByValue}},
 			Data: map[string][]byte{"name": []byte(c), "server": []byte(server)}}
 		Expect(k8s.Create(ctx, secret)).To(Succeed())
 		DeferCleanup(func(ctx context.Context) { Expect(k8s.Delete(ctx, secret)).To(Succeed()) })
