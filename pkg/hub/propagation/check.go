@@ -45,25 +45,29 @@ func invalid(reason, format string, args ...any) *problem {
 // checkInput applies every input rule to app, in the order a user fixes them: the pull
 // label (not pulled: false and no problem; an invalid label is a problem, never an
 // unmarking), Validate, then the target ManagedCluster, which cluster reads (nil when it
-// does not exist) once the annotation naming it is valid.
+// does not exist) once the annotation naming it is valid. Without a problem, target is
+// that ManagedCluster, for the checks that follow.
 func checkInput(ctx context.Context, app *argov1alpha1.Application,
-	cluster func(ctx context.Context, name string) (*clusterv1.ManagedCluster, error)) (pulled bool, p *problem, err error) {
+	cluster func(ctx context.Context, name string) (*clusterv1.ManagedCluster, error)) (pulled bool, target *clusterv1.ManagedCluster, p *problem, err error) {
 	marked, err := pullmodel.Marked(app)
 	if err != nil {
-		return true, invalid(ReasonInvalidPullLabel, "%s", err), nil
+		return true, nil, invalid(ReasonInvalidPullLabel, "%s", err), nil
 	}
 	if !marked {
-		return false, nil, nil
+		return false, nil, nil, nil
 	}
 	if err := Validate(app); err != nil {
 		// Validate joins one error per line; a condition reads better on one.
-		return true, invalid(ReasonInvalidApplication, "%s", strings.ReplaceAll(err.Error(), "\n", "; ")), nil
+		return true, nil, invalid(ReasonInvalidApplication, "%s", strings.ReplaceAll(err.Error(), "\n", "; ")), nil
 	}
-	target, err := cluster(ctx, pullmodel.TargetCluster(app))
+	target, err = cluster(ctx, pullmodel.TargetCluster(app))
 	if err != nil {
-		return true, nil, err
+		return true, nil, nil, err
 	}
-	return true, checkTarget(app, target), nil
+	if p := checkTarget(app, target); p != nil {
+		return true, nil, p, nil
+	}
+	return true, target, nil, nil
 }
 
 // checkTarget requires app's target ManagedCluster (cluster, nil when it does not exist)

@@ -79,9 +79,14 @@ func TestCheckInput(t *testing.T) {
 				looked = append(looked, name)
 				return clusters[name], nil
 			}
-			pulled, p, err := checkInput(context.Background(), tc.app, lookup)
+			pulled, target, p, err := checkInput(context.Background(), tc.app, lookup)
 			if err != nil {
 				t.Fatal(err)
+			}
+			// The target comes back for the checks that follow only when nothing is wrong.
+			if wantTarget := tc.wantPulled && tc.wantReason == ""; wantTarget != (target != nil) ||
+				(target != nil && target != clusters[pullmodel.TargetCluster(tc.app)]) {
+				t.Errorf("target = %v, want the looked-up cluster: %v", target, wantTarget)
 			}
 			if pulled != tc.wantPulled {
 				t.Errorf("pulled = %v, want %v", pulled, tc.wantPulled)
@@ -112,7 +117,7 @@ func TestCheckInput(t *testing.T) {
 
 func TestCheckInputLookupError(t *testing.T) {
 	boom := errors.New("cache not synced")
-	_, _, err := checkInput(context.Background(), hubApplication("a").Cluster("cluster1").Build(),
+	_, _, _, err := checkInput(context.Background(), hubApplication("a").Cluster("cluster1").Build(),
 		func(context.Context, string) (*clusterv1.ManagedCluster, error) { return nil, boom })
 	if !errors.Is(err, boom) {
 		t.Errorf("err = %v, want the lookup's error (retried, not reported as bad input)", err)

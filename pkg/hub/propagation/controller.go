@@ -121,7 +121,7 @@ func (r *reconciler) reconcile(ctx context.Context, req ctrl.Request) (written b
 	}
 	app = in.typed
 
-	pulled, p, err := checkInput(ctx, app, r.managedCluster)
+	pulled, target, p, err := checkInput(ctx, app, r.managedCluster)
 	if err != nil {
 		return false, err
 	}
@@ -136,7 +136,7 @@ func (r *reconciler) reconcile(ctx context.Context, req ctrl.Request) (written b
 	if p != nil {
 		return false, r.hold(ctx, app, works, p)
 	}
-	if p, err := r.checkTenancy(ctx, app); err != nil || p != nil {
+	if p, err := r.tenancy.check(ctx, app, target); err != nil || p != nil {
 		if err != nil {
 			return false, err
 		}
@@ -194,20 +194,6 @@ func (r *reconciler) reconcileDelete(ctx context.Context, app *argov1alpha1.Appl
 // have, built from it as stored with the requests settleRequests chose.
 func (r *reconciler) desiredWork(_ context.Context, in *storedApplication) (*workv1.ManifestWork, error) {
 	return BuildManifestWork(in.stored, in.requests)
-}
-
-// checkTenancy applies the enforced tenancy checks to app, marked, valid and targeting
-// a ManagedCluster that checkInput found.
-func (r *reconciler) checkTenancy(ctx context.Context, app *argov1alpha1.Application) (*problem, error) {
-	if r.tenancy == nil {
-		return nil, nil
-	}
-	cluster, err := r.targetCluster(ctx, app)
-	if err != nil || cluster == nil {
-		// A cluster gone since checkInput: its deletion event brings the Application back.
-		return nil, err
-	}
-	return r.tenancy.check(ctx, app, cluster)
 }
 
 // managedCluster is the ManagedCluster name, nil when it does not exist.

@@ -18,7 +18,6 @@ import (
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
-	"github.com/argoproj/argo-cd/v2/util/glob"
 	"github.com/argoproj/argo-cd/v2/util/security"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -96,7 +95,7 @@ type tenancy struct {
 }
 
 // check applies the enforced checks, in the order a user meets them, to app, marked,
-// valid and targeting cluster (which exists).
+// valid and targeting cluster (which exists). A nil tenancy enforces none.
 func (t *tenancy) check(ctx context.Context, app *argov1alpha1.Application, cluster *clusterv1.ManagedCluster) (*problem, error) {
 	if t == nil || !t.opts.any() {
 		return nil, nil
@@ -128,7 +127,7 @@ func (t *tenancy) check(ctx context.Context, app *argov1alpha1.Application, clus
 		if err != nil {
 			return nil, err
 		}
-		return checkClusterSets(app, cluster, sets)
+		return checkClusterSets(app, cluster, sets), nil
 	}
 	return nil, nil
 }
@@ -226,10 +225,6 @@ func (l bindingLister) List(namespace string, selector labels.Selector) ([]*clus
 	return out, nil
 }
 
-func refused(reason, format string, args ...any) *problem {
-	return invalid(reason, format, args...)
-}
-
 // acceptedNamespaces are the namespace patterns besides its own where Argo CD accepts
 // Applications: application.namespaces of params (nil when absent), split as Argo CD
 // splits it, and the configured extra ones.
@@ -252,7 +247,7 @@ func checkAppNamespace(o TenancyOptions, app *argov1alpha1.Application, params *
 	if security.IsNamespaceEnabled(app.Namespace, o.ArgoCDNamespace, acceptedNamespaces(o, params)) {
 		return nil
 	}
-	return refused(ReasonNamespaceNotPermitted,
+	return invalid(ReasonNamespaceNotPermitted,
 		"%s: the hub's Argo CD accepts Applications only in its namespace %s and in those listed in %s of ConfigMap %s/%s: "+
 			"create the Application in one of them, or have the hub's admin add %s there (or to the chart value tenancy.applicationNamespaces)",
 		security.NamespaceNotPermittedError(app.Namespace), o.ArgoCDNamespace, KeyApplicationNamespaces, o.ArgoCDNamespace, CmdParamsConfigMap, app.Namespace)
@@ -263,18 +258,18 @@ func checkAppNamespace(o TenancyOptions, app *argov1alpha1.Application, params *
 func checkProject(o TenancyOptions, app *argov1alpha1.Application, proj *argov1alpha1.AppProject, dest *argov1alpha1.Cluster) *problem {
 	name := app.Spec.GetProject()
 	if proj == nil {
-		return refused(ReasonProjectNotFound,
+		return invalid(ReasonProjectNotFound,
 			"Application referencing project %s which does not exist: create AppProject %s/%s, or name an existing project in spec.project",
 			name, o.ArgoCDNamespace, name)
 	}
 	if !proj.IsAppNamespacePermitted(app, o.ArgoCDNamespace) {
-		return refused(ReasonProjectNamespaceRefused,
+		return invalid(ReasonProjectNamespaceRefused,
 			"%s: add %s to spec.sourceNamespaces of AppProject %s/%s, or use a project that lists it",
 			argov1alpha1.NewErrApplicationNotAllowedToUseProject(app.Name, app.Namespace, name), app.Namespace, o.ArgoCDNamespace, name)
 	}
 	for _, src := range sourcesOf(app) {
 		if !proj.IsSourcePermitted(src) {
-			return refused(ReasonProjectRepoRefused,
+			return invalid(ReasonProjectRepoRefused,
 				"application repo %s is not permitted in project '%s': add it to spec.sourceRepos of AppProject %s/%s, or use a project that permits it",
 				src.RepoURL, name, o.ArgoCDNamespace, name)
 		}
@@ -287,7 +282,7 @@ func checkProject(o TenancyOptions, app *argov1alpha1.Application, proj *argov1a
 		return nil, nil
 	})
 	if err != nil || !ok {
-		return refused(ReasonProjectDestRefused,
+		return invalid(ReasonProjectDestRefused,
 			"application destination name '%s' (server '%s', ManagedCluster %s) and namespace '%s' do not match any of the allowed destinations in project '%s': "+
 				"add the cluster and namespace to spec.destinations of AppProject %s/%s, or use a project that permits them",
 			want.Name, want.Server, pullmodel.TargetCluster(app), want.Namespace, name, o.ArgoCDNamespace, name)
@@ -306,7 +301,7 @@ func sourcesOf(app *argov1alpha1.Application) []argov1alpha1.ApplicationSource {
 
 // checkClusterSets: cluster is in one of sets, the ManagedClusterSets bound to app's
 // namespace.
-func checkClusterSets(app *argov1alpha1.Application, cluster *clusterv1.ManagedCluster, sets []boundSet) (*problem, error) {
+func checkClusterSets(app *argov1alpha1.Application, cluster *clusterv1.ManagedCluster, sets []boundSet) *problem {
 	names := make([]string, 0, len(sets))
 	for _, b := range sets {
 		sel, err := sdkclusterv1beta2.BuildClusterSelector(b.set)
@@ -315,7 +310,7 @@ func checkClusterSets(app *argov1alpha1.Application, cluster *clusterv1.ManagedC
 			continue
 		}
 		if sel.Matches(labels.Set(cluster.Labels)) {
-			return nil, nil
+			return nil
 		}
 		names = append(names, b.set.Name)
 	}
@@ -323,13 +318,8 @@ func checkClusterSets(app *argov1alpha1.Application, cluster *clusterv1.ManagedC
 	if len(names) > 0 {
 		bound = strings.Join(names, ", ")
 	}
-	return refused(ReasonClusterSetNotBound,
+	return invalid(ReasonClusterSetNotBound,
 		"ManagedCluster %s named by annotation %s is in no ManagedClusterSet bound to namespace %s (bound: %s): "+
 			"have the hub's admin bind a set holding it to %s (`clusteradm clusterset bind <set> --namespace %s`, a ManagedClusterSetBinding), or target a cluster of a bound set",
-		cluster.Name, apps.AnnotationOCMManagedCluster, app.Namespace, bound, app.Namespace, app.Namespace), nil
-}
-
-// matchesAppNamespace tells whether the patterns accept namespace, as Argo CD matches them.
-func matchesAppNamespace(patterns []string, namespace string) bool {
-	return glob.MatchStringInList(patterns, namespace, glob.REGEXP)
+		cluster.Name, apps.AnnotationOCMManagedCluster, app.Namespace, bound, app.Namespace, app.Namespace)
 }

@@ -12,9 +12,9 @@ import (
 	"net/http"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	"github.com/argoproj/argo-cd/v2/util/security"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -22,7 +22,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
-	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -196,14 +195,11 @@ func (r *reconciler) cmdParamsToApps(ctx context.Context, cm *corev1.ConfigMap) 
 	all := r.pulledApps(ctx, "ConfigMap "+CmdParamsConfigMap)
 	reqs := all[:0]
 	for _, req := range all {
-		if req.Namespace != r.tenancy.opts.ArgoCDNamespace && matchesAppNamespace(patterns, req.Namespace) {
+		// Argo CD's own namespace is always accepted: no change of cm concerns it.
+		if req.Namespace != r.tenancy.opts.ArgoCDNamespace &&
+			security.IsNamespaceEnabled(req.Namespace, r.tenancy.opts.ArgoCDNamespace, patterns) {
 			reqs = append(reqs, req)
 		}
 	}
 	return reqs
-}
-
-// targetCluster reads the ManagedCluster app targets; nil when it does not exist.
-func (r *reconciler) targetCluster(ctx context.Context, app *argov1alpha1.Application) (*clusterv1.ManagedCluster, error) {
-	return r.managedCluster(ctx, pullmodel.TargetCluster(app))
 }
