@@ -30,6 +30,7 @@ import (
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/endpoints"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/gitopscluster"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/propagation"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
 )
 
 // Released counts the objects a ReleaseAll took a finalizer from.
@@ -96,7 +97,7 @@ func ReleaseAll(ctx context.Context, c client.Client) (Released, error) {
 		if !controllerutil.ContainsFinalizer(gc, gitopscluster.Finalizer) {
 			continue
 		}
-		if err := removeFinalizer(ctx, c, gc, gitopscluster.Finalizer, func(client.Object) bool { return true }); err != nil {
+		if err := removeGitOpsClusterFinalizer(ctx, c, gc); err != nil {
 			return released, err
 		}
 		released.GitOpsClusters++
@@ -113,8 +114,15 @@ func ReleaseAll(ctx context.Context, c client.Client) (Released, error) {
 		if !propagation.HoldsResourcesFinalizer(app) {
 			continue
 		}
-		if err := removeFinalizer(ctx, c, app, propagation.ResourcesFinalizer, propagation.HoldsResourcesFinalizer); err != nil {
-			return released, err
+		// The one locked write of a hub Application; after a conflict the rule is asked again.
+		_, written, err := pullmodel.PatchApplication(ctx, c, c, app, func(app *argov1alpha1.Application) bool {
+			return propagation.HoldsResourcesFinalizer(app) && controllerutil.RemoveFinalizer(app, propagation.ResourcesFinalizer)
+		})
+		if err != nil {
+			return released, fmt.Errorf("removing finalizer %s from Application %s: %w", propagation.ResourcesFinalizer, klog.KObj(app), err)
+		}
+		if written == nil {
+			continue
 		}
 		released.Applications++
 		log.Info("Released Application", "application", klog.KObj(app), "finalizer", propagation.ResourcesFinalizer)
@@ -122,29 +130,29 @@ func ReleaseAll(ctx context.Context, c client.Client) (Released, error) {
 	return released, nil
 }
 
-// removeFinalizer removes finalizer from obj with an optimistic lock, reading obj again
-// after a conflict while holds(obj) still says the finalizer is to be released.
-func removeFinalizer(ctx context.Context, c client.Client, obj client.Object, finalizer string, holds func(client.Object) bool) error {
+// removeGitOpsClusterFinalizer removes gitopscluster.Finalizer from gc with an optimistic
+// lock, reading gc again after a conflict.
+func removeGitOpsClusterFinalizer(ctx context.Context, c client.Client, gc *appsv1beta1.GitOpsCluster) error {
 	first := true
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		if !first {
-			if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+			if err := c.Get(ctx, client.ObjectKeyFromObject(gc), gc); err != nil {
 				return err
 			}
 		}
 		first = false
-		if !holds(obj) || !controllerutil.ContainsFinalizer(obj, finalizer) {
+		if !controllerutil.ContainsFinalizer(gc, gitopscluster.Finalizer) {
 			return nil
 		}
-		patch := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
-		controllerutil.RemoveFinalizer(obj, finalizer)
-		return c.Patch(ctx, obj, patch)
+		patch := client.MergeFromWithOptions(gc.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		controllerutil.RemoveFinalizer(gc, gitopscluster.Finalizer)
+		return c.Patch(ctx, gc, patch)
 	})
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("removing finalizer %s from %s: %w", finalizer, klog.KObj(obj), err)
+		return fmt.Errorf("removing finalizer %s from GitOpsCluster %s: %w", gitopscluster.Finalizer, klog.KObj(gc), err)
 	}
 	return nil
 }
