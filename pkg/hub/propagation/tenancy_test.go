@@ -51,16 +51,7 @@ func TestCheckAppNamespace(t *testing.T) {
 			o := DefaultTenancyOptions()
 			o.ApplicationNamespaces = tt.extra
 			p := checkAppNamespace(o, tenancyApp(tt.ns), tt.params)
-			if tt.allow {
-				if p != nil {
-					t.Fatalf("refused: %s", p.message)
-				}
-				return
-			}
-			if p == nil {
-				t.Fatal("allowed, want refused")
-			}
-			wantProblem(t, p, ReasonNamespaceNotPermitted, "namespace '"+tt.ns+"' is not permitted", "application.namespaces")
+			wantVerdict(t, p, tt.allow, ReasonNamespaceNotPermitted, "namespace '"+tt.ns+"' is not permitted", "application.namespaces")
 		})
 	}
 }
@@ -122,16 +113,7 @@ func TestCheckProject(t *testing.T) {
 				d = dest
 			}
 			p := checkProject(DefaultTenancyOptions(), tenancyApp(ns), tt.proj, d)
-			if tt.wantReason == "" {
-				if p != nil {
-					t.Fatalf("refused: %s", p.message)
-				}
-				return
-			}
-			if p == nil {
-				t.Fatal("allowed, want refused")
-			}
-			wantProblem(t, p, tt.wantReason, tt.wantText, "AppProject argocd/default")
+			wantVerdict(t, p, tt.wantReason == "", tt.wantReason, tt.wantText, "AppProject argocd/default")
 		})
 	}
 }
@@ -165,23 +147,23 @@ func TestCheckClusterSets(t *testing.T) {
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			p := checkClusterSets(tenancyApp("team-a"), cluster, tt.sets)
-			if tt.allow {
-				if p != nil {
-					t.Fatalf("refused: %s", p.message)
-				}
-				return
-			}
-			if p == nil {
-				t.Fatal("allowed, want refused")
-			}
-			wantProblem(t, p, ReasonClusterSetNotBound, tt.wantText, "ManagedCluster cluster1", "bound to namespace team-a", "clusteradm clusterset bind")
+			wantVerdict(t, p, tt.allow, ReasonClusterSetNotBound, tt.wantText, "ManagedCluster cluster1", "bound to namespace team-a", "clusteradm clusterset bind")
 		})
 	}
 }
 
-// wantProblem checks that p is an InvalidSpecError of reason whose message holds texts.
-func wantProblem(t *testing.T, p *problem, reason string, texts ...string) {
+// wantVerdict requires p to allow (nil) when allow is true, else to be an
+// InvalidSpecError of reason whose message holds texts.
+func wantVerdict(t *testing.T, p *problem, allow bool, reason string, texts ...string) {
 	t.Helper()
+	switch {
+	case allow && p != nil:
+		t.Fatalf("refused: %s", p.message)
+	case allow:
+		return
+	case p == nil:
+		t.Fatal("allowed, want refused")
+	}
 	if p.condition != pullmodel.ConditionInvalidSpec || p.reason != reason {
 		t.Errorf("got %s/%s, want %s/%s", p.condition, p.reason, pullmodel.ConditionInvalidSpec, reason)
 	}
