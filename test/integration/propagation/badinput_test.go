@@ -82,11 +82,7 @@ func expectUntouched(ctx context.Context, w *workv1.ManifestWork) {
 func expectDelivered(ctx context.Context, app *argov1alpha1.Application, namespace, targetRevision string) {
 	GinkgoHelper()
 	Eventually(func() []argov1alpha1.ApplicationCondition { return propagationConditions(ctx, app) }).Should(BeEmpty())
-	Eventually(func(g Gomega) any {
-		cur := &workv1.ManifestWork{}
-		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: namespace, Name: workName(app)}, cur)).To(Succeed())
-		return payloadOf(cur)["spec"].(map[string]any)["source"].(map[string]any)["targetRevision"]
-	}).Should(Equal(targetRevision))
+	expectWorkAt(ctx, client.ObjectKey{Namespace: namespace, Name: workName(app)}, targetRevision)
 	expectOnlyWork(ctx, app, namespace, workName(app))
 }
 

@@ -6,7 +6,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
@@ -48,11 +47,7 @@ var _ = Describe("Propagation metrics", func() {
 		got = getApp(ctx, app)
 		got.Spec.Source.TargetRevision = "v3"
 		Expect(k8s.Update(ctx, got)).To(Succeed())
-		Eventually(func(g Gomega) any {
-			cur := &workv1.ManifestWork{}
-			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(w), cur)).To(Succeed())
-			return payloadOf(cur)["spec"].(map[string]any)["source"].(map[string]any)["targetRevision"]
-		}).Should(Equal("v3"))
+		expectWorkAt(ctx, client.ObjectKeyFromObject(w), "v3")
 		Eventually(latencyCount).Should(Equal(before + 2))
 		Consistently(latencyCount, "1s", "100ms").Should(Equal(before + 2))
 		GinkgoWriter.Printf("propagation latency: %.1f ms on average over the 2 changes timed\n",

@@ -167,6 +167,16 @@ func payloadOf(w *workv1.ManifestWork) map[string]any {
 	return m
 }
 
+// expectWorkAt waits until the ManifestWork key delivers the Application at targetRevision.
+func expectWorkAt(ctx context.Context, key client.ObjectKey, targetRevision string) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) any {
+		cur := &workv1.ManifestWork{}
+		g.Expect(k8s.Get(ctx, key, cur)).To(Succeed())
+		return payloadOf(cur)["spec"].(map[string]any)["source"].(map[string]any)["targetRevision"]
+	}).Should(Equal(targetRevision))
+}
+
 var _ = Describe("Propagation", func() {
 	It("turns the golden Application into exactly the contracted ManifestWork", func(ctx context.Context) {
 		c := newCluster(ctx, nil)
@@ -274,11 +284,7 @@ var _ = Describe("Propagation", func() {
 		got = getApp(ctx, app)
 		got.Spec.Source.TargetRevision = "v2"
 		Expect(k8s.Update(ctx, got)).To(Succeed())
-		Eventually(func(g Gomega) any {
-			cur := &workv1.ManifestWork{}
-			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(w), cur)).To(Succeed())
-			return payloadOf(cur)["spec"].(map[string]any)["source"].(map[string]any)["targetRevision"]
-		}).Should(Equal("v2"))
+		expectWorkAt(ctx, client.ObjectKeyFromObject(w), "v2")
 		expectOnlyWork(ctx, app, c, workName(app))
 	})
 
