@@ -39,7 +39,9 @@ func renderAddonTemplates(addonValues map[string]any) ([]*unstructured.Unstructu
 	for _, obj := range rendered {
 		switch {
 		case obj.GetKind() == "ClusterManagementAddOn", obj.GetKind() == "AddOnDeploymentConfig",
-			strings.HasSuffix(obj.GetName(), "-manager-addon"):
+			strings.HasSuffix(obj.GetName(), "-manager-addon"),
+			// What the agents' RoleBindings grant, and the addon manager binds.
+			obj.GetKind() == "ClusterRole" && obj.GetName() == addon.AgentHubRoleName:
 			objects = append(objects, obj)
 		}
 	}
