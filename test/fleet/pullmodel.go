@@ -169,6 +169,15 @@ func (p *PullModel) AgentMetricsURL(cluster string) string {
 	return "http://" + p.agentMetrics[cluster] + "/metrics"
 }
 
+// RefusedManagerRequests are the requests of the manager the hub's API server answered
+// 403 Forbidden so far: none when the chart's RBAC grants all the manager does.
+func (p *PullModel) RefusedManagerRequests() ([]string, error) {
+	if p.Fleet.Hub.Audit == nil {
+		return nil, errors.New("the hub API server keeps no audit log")
+	}
+	return p.Fleet.Hub.Audit.RefusedRequests()
+}
+
 // ManagerLog is the manager's log file.
 func (p *PullModel) ManagerLog() string { return filepath.Join(p.Dir, "manager.log") }
 
