@@ -96,8 +96,8 @@ func TestComputeStatus(t *testing.T) {
 				appsv1beta1.ConditionClusterSecretsSynced, "False/ClusterSecretConflict"),
 		},
 		"Argo CD namespace not allowed": {
-			o:         outcome{argoNamespace: "team-b", argoNamespaceNotAllowed: true, allowedArgoNamespaces: []string{"argocd", "gitops"}},
-			wantPhase: "failed",
+			o:                outcome{argoNamespace: "team-b", argoNamespaceNotAllowed: true, allowedArgoNamespaces: []string{"argocd", "gitops"}},
+			wantClusterCount: 7, wantPhase: "failed",
 			wantMessage: `Argo CD namespace "team-b" is not one this manager may write to [argocd gitops]: name one of those, ` +
 				"or have the hub administrator add it to the chart value rbac.argoNamespaces",
 			wantConds: with(allTrue, append([]string{
@@ -111,7 +111,7 @@ func TestComputeStatus(t *testing.T) {
 				o.generatorConflicts = []string{"Role argocd/argocd-applicationset-controller-placement"}
 				return o
 			}(),
-			wantPhase: "failed",
+			wantClusterCount: 2, wantPhase: "failed",
 			wantMessage: "Left alone, they exist without the label app.kubernetes.io/managed-by=argocd-pull-addon (not written by a GitOpsCluster): " +
 				"Role argocd/argocd-applicationset-controller-placement; delete them, or add the label to let GitOpsClusters manage them",
 			wantConds: with(allTrue,
