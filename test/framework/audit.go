@@ -9,7 +9,6 @@ package framework
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -83,16 +82,18 @@ type auditEvent struct {
 }
 
 // RefusedRequests are the requests of the audited users the API server answered 403
-// Forbidden, each "<user>: <verb> <URI> (n times)", sorted.
+// Forbidden, each "<user>: <verb> <URI> (n times)", sorted. A log that records no request
+// of theirs is an error.
 func (a *AuditLog) RefusedRequests() ([]string, error) {
+	// No log, or no request of the users in it, is an error: a check that read nothing
+	// would pass whatever the users did.
 	f, err := os.Open(a.Path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil // no request of theirs yet
-	} else if err != nil {
-		return nil, err
+	if err != nil {
+		return nil, fmt.Errorf("reading the audit log: %w", err)
 	}
 	defer f.Close()
 	count := map[string]int{}
+	seen := 0
 	scan := bufio.NewScanner(f)
 	scan.Buffer(make([]byte, 1<<20), 16<<20)
 	for scan.Scan() {
@@ -104,12 +105,19 @@ func (a *AuditLog) RefusedRequests() ([]string, error) {
 		if e.ImpersonatedUser != nil {
 			user = e.ImpersonatedUser.Username
 		}
-		if e.ResponseStatus != nil && e.ResponseStatus.Code == 403 && slices.Contains(a.Users, user) {
+		if !slices.Contains(a.Users, user) {
+			continue
+		}
+		seen++
+		if e.ResponseStatus != nil && e.ResponseStatus.Code == 403 {
 			count[fmt.Sprintf("%s: %s %s", user, e.Verb, e.RequestURI)]++
 		}
 	}
 	if err := scan.Err(); err != nil {
 		return nil, fmt.Errorf("reading %s: %w", a.Path, err)
+	}
+	if seen == 0 {
+		return nil, fmt.Errorf("%s records no request of %v", a.Path, a.Users)
 	}
 	var out []string
 	for req, n := range count {
