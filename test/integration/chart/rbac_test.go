@@ -86,7 +86,10 @@ var _ = Describe("The chart's RBAC", func() {
 			for _, o := range objectsOf(objects, "Role") {
 				role := &rbacv1.Role{}
 				Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, role)).To(Succeed())
-				if slices.ContainsFunc(role.Rules, func(r rbacv1.PolicyRule) bool { return slices.Contains(r.Resources, "secrets") }) {
+				// Roles that write Secrets (the tenancy checks' Role only reads them).
+				if slices.ContainsFunc(role.Rules, func(r rbacv1.PolicyRule) bool {
+					return slices.Contains(r.Resources, "secrets") && slices.ContainsFunc(r.Verbs, func(v string) bool { return slices.Contains(writeVerbs, v) })
+				}) {
 					roleNamespaces = append(roleNamespaces, role.Namespace)
 				}
 			}
