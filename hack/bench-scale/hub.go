@@ -85,9 +85,9 @@ func (h *hub) stop() error { return h.server.Stop() }
 
 // createFleet creates what the OCM hub holds for n joined clusters with the addon enabled:
 // the ManagedCluster and its namespace, the argocd-pull ManagedClusterAddOn, Available as
-// the registration agent reports it from the agent's lease, and the agent's hub Role and
-// RoleBinding as our PermissionConfig builds them. Also the Argo CD namespace and the
-// chart's ClusterManagementAddOn.
+// the registration agent reports it from the agent's lease, and the agent's hub RoleBinding
+// as our PermissionConfig builds it. Also the Argo CD namespace and the chart's
+// ClusterManagementAddOn and agent ClusterRole.
 func (h *hub) createFleet(ctx context.Context, n int) error {
 	c := h.admin
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: argoNamespace}}); err != nil {
@@ -99,11 +99,17 @@ func (h *hub) createFleet(ctx context.Context, n int) error {
 	}
 	var cma client.Object
 	for _, o := range objs {
-		if o.GetKind() == "ClusterManagementAddOn" {
+		switch {
+		case o.GetKind() == "ClusterManagementAddOn":
 			if err := c.Create(ctx, o); err != nil {
 				return fmt.Errorf("creating the ClusterManagementAddOn: %w", err)
 			}
 			cma = o
+		case o.GetKind() == "ClusterRole" && o.GetName() == addon.AgentHubRoleName:
+			// What the agents' RoleBindings grant.
+			if err := c.Create(ctx, o); err != nil {
+				return fmt.Errorf("creating the agents' hub ClusterRole: %w", err)
+			}
 		}
 	}
 	if cma == nil {
@@ -139,9 +145,6 @@ func (h *hub) createFleet(ctx context.Context, n int) error {
 		h.addons[name] = pullagent.AddonOwnerReference(mca)
 		h.mu.Unlock()
 		if err := h.markAvailable(ctx, mca); err != nil {
-			return err
-		}
-		if err := createIgnoringExisting(ctx, c, addon.AgentHubRole(name, mca)); err != nil {
 			return err
 		}
 		return createIgnoringExisting(ctx, c, addon.AgentHubRoleBinding(name, mca))

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
@@ -18,8 +19,10 @@ import (
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 )
 
-// AgentHubRoleName names the Role and RoleBinding that grant an agent its hub permissions
-// in its cluster's namespace.
+// AgentHubRoleName names the ClusterRole of the agents' hub permissions, which the hub
+// chart ships (charts/argocd-pull-integration/templates/agent-hub-clusterrole.yaml,
+// rules AgentHubRules), and the RoleBinding that grants it to a cluster's agent in the
+// cluster's namespace.
 const AgentHubRoleName = "open-cluster-management:argocd-pull:agent"
 
 // permissionTimeout bounds the API calls of one permission sync; the framework's
@@ -27,61 +30,86 @@ const AgentHubRoleName = "open-cluster-management:argocd-pull:agent"
 const permissionTimeout = 30 * time.Second
 
 // agentHubPermission grants each cluster's agent, on the hub, what it needs in that
-// cluster's namespace and nothing elsewhere: the Role is bound only to the group of that
-// cluster's addon agent (system:open-cluster-management:cluster:<cluster>:addon:argocd-pull),
-// never to the addon-wide group every cluster's agent is in, so cluster A's agent can never
-// write cluster B's reports. Both objects are owned by the ManagedClusterAddOn and go with it.
+// cluster's namespace and nothing elsewhere: a RoleBinding there of the chart's fixed
+// ClusterRole AgentHubRoleName, bound only to the group of that cluster's addon agent
+// (system:open-cluster-management:cluster:<cluster>:addon:argocd-pull), never to the
+// addon-wide group every cluster's agent is in, so cluster A's agent can never write
+// cluster B's reports. The RoleBinding is owned by the ManagedClusterAddOn and goes with it.
 //
-// The framework's RBACPermissionBuilder binds a fixed group and mutates the shared Role
-// per call, so the objects are built here per cluster and applied with its Apply helpers.
+// A fixed ClusterRole, not a Role per cluster, so the manager needs no write on Roles
+// anywhere: only RoleBinding writes and `bind` on that one ClusterRole (the API server's
+// escalation check). The framework's RBACPermissionBuilder binds ClusterRoles only with
+// ClusterRoleBindings, so the RoleBinding is built here and applied with its helper.
 func agentHubPermission(kubeClient kubernetes.Interface) agent.PermissionConfigFunc {
 	return func(cluster *clusterv1.ManagedCluster, addon *addonv1alpha1.ManagedClusterAddOn) error {
 		ctx, cancel := context.WithTimeout(context.Background(), permissionTimeout)
 		defer cancel()
-		if _, _, err := utils.ApplyRole(ctx, kubeClient.RbacV1(), AgentHubRole(cluster.Name, addon)); err != nil {
-			return fmt.Errorf("applying Role %s/%s: %w", cluster.Name, AgentHubRoleName, err)
-		}
-		if _, _, err := utils.ApplyRoleBinding(ctx, kubeClient.RbacV1(), AgentHubRoleBinding(cluster.Name, addon)); err != nil {
-			return fmt.Errorf("applying RoleBinding %s/%s: %w", cluster.Name, AgentHubRoleName, err)
-		}
-		return nil
+		return applyAgentHubRoleBinding(ctx, kubeClient, AgentHubRoleBinding(cluster.Name, addon))
 	}
 }
 
-// AgentHubRole is the Role of cluster's agent in the cluster's namespace on the hub: it
-// writes one ApplicationStatusReport per Application, a condition on its own
-// ManagedClusterAddOn, and Events.
-func AgentHubRole(cluster string, addon *addonv1alpha1.ManagedClusterAddOn) *rbacv1.Role {
-	return &rbacv1.Role{
-		ObjectMeta: agentHubObjectMeta(cluster, addon),
-		Rules: []rbacv1.PolicyRule{
-			{
-				APIGroups: []string{appsv1alpha1.GroupVersion.Group},
-				Resources: []string{"applicationstatusreports"},
-				Verbs:     []string{"create", "update", "patch", "delete", "get", "list", "watch"},
-			},
-			{
-				APIGroups:     []string{addonv1alpha1.GroupName},
-				Resources:     []string{"managedclusteraddons", "managedclusteraddons/status"},
-				ResourceNames: []string{apps.AddonName},
-				Verbs:         []string{"get", "patch", "update"},
-			},
-			{
-				APIGroups: []string{"", "events.k8s.io"},
-				Resources: []string{"events"},
-				Verbs:     []string{"create", "patch"},
-			},
+// applyAgentHubRoleBinding applies rb. A RoleBinding's roleRef cannot change: one an
+// earlier version bound to a per-cluster Role of the same name is deleted and created
+// anew. That Role, no longer bound, grants nothing and goes with the ManagedClusterAddOn.
+func applyAgentHubRoleBinding(ctx context.Context, kubeClient kubernetes.Interface, rb *rbacv1.RoleBinding) error {
+	bindings := kubeClient.RbacV1().RoleBindings(rb.Namespace)
+	cur, err := bindings.Get(ctx, rb.Name, metav1.GetOptions{})
+	switch {
+	case err == nil && cur.RoleRef != rb.RoleRef:
+		if err := bindings.Delete(ctx, rb.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &cur.UID}}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting RoleBinding %s/%s of another role: %w", rb.Namespace, rb.Name, err)
+		}
+	case err != nil && !apierrors.IsNotFound(err):
+		return fmt.Errorf("reading RoleBinding %s/%s: %w", rb.Namespace, rb.Name, err)
+	}
+	if _, _, err := utils.ApplyRoleBinding(ctx, kubeClient.RbacV1(), rb); err != nil {
+		return fmt.Errorf("applying RoleBinding %s/%s: %w", rb.Namespace, rb.Name, err)
+	}
+	return nil
+}
+
+// AgentHubRules are the rules of the ClusterRole AgentHubRoleName: in its cluster's
+// namespace, an agent writes one ApplicationStatusReport per Application, a condition on
+// its own ManagedClusterAddOn, and Events. The hub chart's ClusterRole carries exactly
+// these (test/integration/chart compares them rule for rule).
+func AgentHubRules() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{
+		{
+			APIGroups: []string{appsv1alpha1.GroupVersion.Group},
+			Resources: []string{"applicationstatusreports"},
+			Verbs:     []string{"create", "update", "patch", "delete", "get", "list", "watch"},
+		},
+		{
+			APIGroups:     []string{addonv1alpha1.GroupName},
+			Resources:     []string{"managedclusteraddons", "managedclusteraddons/status"},
+			ResourceNames: []string{apps.AddonName},
+			Verbs:         []string{"get", "patch", "update"},
+		},
+		{
+			APIGroups: []string{"", "events.k8s.io"},
+			Resources: []string{"events"},
+			Verbs:     []string{"create", "patch"},
 		},
 	}
 }
 
-// AgentHubRoleBinding binds AgentHubRole to the group of cluster's addon agent only.
+// AgentHubClusterRole is the ClusterRole AgentHubRoleName with AgentHubRules, for tools
+// that set up a hub without the chart (hack/bench-scale).
+func AgentHubClusterRole() *rbacv1.ClusterRole {
+	return &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: AgentHubRoleName},
+		Rules:      AgentHubRules(),
+	}
+}
+
+// AgentHubRoleBinding binds the ClusterRole AgentHubRoleName, in cluster's namespace, to
+// the group of cluster's addon agent only.
 func AgentHubRoleBinding(cluster string, addon *addonv1alpha1.ManagedClusterAddOn) *rbacv1.RoleBinding {
 	return &rbacv1.RoleBinding{
 		ObjectMeta: agentHubObjectMeta(cluster, addon),
 		RoleRef: rbacv1.RoleRef{
 			APIGroup: rbacv1.GroupName,
-			Kind:     "Role",
+			Kind:     "ClusterRole",
 			Name:     AgentHubRoleName,
 		},
 		Subjects: []rbacv1.Subject{{

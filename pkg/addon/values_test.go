@@ -131,8 +131,13 @@ func TestOptionsValidate(t *testing.T) {
 }
 
 func TestAgentHubPermission(t *testing.T) {
-	kubeClient := kubefake.NewClientset()
+	ctx := context.Background()
 	addon := testAddon("", nil)
+	// A RoleBinding of an earlier version, bound to a per-cluster Role of the same name:
+	// its roleRef cannot be updated, so it must be replaced.
+	earlier := AgentHubRoleBinding("cluster1", addon)
+	earlier.RoleRef = rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: AgentHubRoleName}
+	kubeClient := kubefake.NewClientset(earlier)
 	apply := agentHubPermission(kubeClient)
 	// Twice: the second call must find everything in place.
 	for range 2 {
@@ -140,35 +145,24 @@ func TestAgentHubPermission(t *testing.T) {
 			t.Fatalf("applying permissions: %v", err)
 		}
 	}
-	ctx := context.Background()
-	role, err := kubeClient.RbacV1().Roles("cluster1").Get(ctx, AgentHubRoleName, metav1.GetOptions{})
-	if err != nil {
-		t.Fatalf("getting Role: %v", err)
-	}
-	wantRules := []rbacv1.PolicyRule{
-		{APIGroups: []string{"apps.open-cluster-management.io"}, Resources: []string{"applicationstatusreports"},
-			Verbs: []string{"create", "update", "patch", "delete", "get", "list", "watch"}},
-		{APIGroups: []string{"addon.open-cluster-management.io"}, Resources: []string{"managedclusteraddons", "managedclusteraddons/status"},
-			ResourceNames: []string{"argocd-pull"}, Verbs: []string{"get", "patch", "update"}},
-		{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
-	}
-	if diff := cmp.Diff(wantRules, role.Rules); diff != "" {
-		t.Errorf("Role rules (-want +got):\n%s", diff)
+	if roles, err := kubeClient.RbacV1().Roles("cluster1").List(ctx, metav1.ListOptions{}); err != nil || len(roles.Items) > 0 {
+		t.Errorf("Roles in the cluster namespace = %v (err %v), want none: the chart's ClusterRole is bound", roles, err)
 	}
 	binding, err := kubeClient.RbacV1().RoleBindings("cluster1").Get(ctx, AgentHubRoleName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("getting RoleBinding: %v", err)
+	}
+	if want := (rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: AgentHubRoleName}); binding.RoleRef != want {
+		t.Errorf("RoleBinding roleRef = %+v, want %+v", binding.RoleRef, want)
 	}
 	wantSubjects := []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind,
 		Name: "system:open-cluster-management:cluster:cluster1:addon:argocd-pull"}}
 	if diff := cmp.Diff(wantSubjects, binding.Subjects); diff != "" {
 		t.Errorf("RoleBinding subjects (-want +got; the cluster's group only):\n%s", diff)
 	}
-	for _, owned := range []metav1.Object{role, binding} {
-		refs := owned.GetOwnerReferences()
-		if len(refs) != 1 || refs[0].Kind != "ManagedClusterAddOn" || refs[0].UID != addon.UID {
-			t.Errorf("%s owner references = %+v, want the ManagedClusterAddOn", owned.GetName(), refs)
-		}
+	refs := binding.GetOwnerReferences()
+	if len(refs) != 1 || refs[0].Kind != "ManagedClusterAddOn" || refs[0].UID != addon.UID {
+		t.Errorf("RoleBinding owner references = %+v, want the ManagedClusterAddOn", refs)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -57,12 +58,18 @@ type ControllerOptions struct {
 	AppStatus appstatus.Options
 	// Propagation configures the propagation controller: who may deliver where.
 	Propagation propagation.Options
+	// GitOpsCluster configures the GitOpsCluster controller; its ArgoNamespaces also scope
+	// the manager's cache of Secrets and ConfigMaps.
+	GitOpsCluster gitopscluster.Options
 }
 
 // DefaultControllerOptions are the hub controllers' defaults.
 func DefaultControllerOptions() ControllerOptions {
-	return ControllerOptions{AppStatus: appstatus.Options{ReportGracePeriod: appstatus.DefaultReportGracePeriod},
-		Propagation: propagation.DefaultOptions()}
+	return ControllerOptions{
+		AppStatus:     appstatus.Options{ReportGracePeriod: appstatus.DefaultReportGracePeriod},
+		Propagation:   propagation.DefaultOptions(),
+		GitOpsCluster: gitopscluster.Options{ApplicationSetControllerServiceAccount: gitopscluster.DefaultApplicationSetControllerServiceAccount},
+	}
 }
 
 // NewOptions returns the manager's defaults.
@@ -110,6 +117,14 @@ func (o *Options) AddFlags(cmd *cobra.Command) {
 		"Deliver an Application only when its AppProject exists and permits its namespace, repositories and target cluster and namespace.")
 	fs.BoolVar(&t.CheckClusterSetBindings, "check-cluster-set-bindings", t.CheckClusterSetBindings,
 		"Deliver an Application only to a ManagedCluster of a ManagedClusterSet bound to the Application's namespace.")
+	fs.StringSliceVar(&o.Controllers.GitOpsCluster.ArgoNamespaces, "argocd-namespaces", o.Controllers.GitOpsCluster.ArgoNamespaces,
+		"The Argo CD namespaces the manager may write Secrets, ConfigMaps and RBAC in (the chart grants it namespaced Roles there): "+
+			"a GitOpsCluster may name only these, and the manager caches Secrets and ConfigMaps only there. Empty: any namespace, "+
+			"which needs cluster-wide RBAC the chart does not grant.")
+	fs.StringVar(&o.Controllers.GitOpsCluster.ApplicationSetControllerServiceAccount, "applicationset-controller-service-account",
+		o.Controllers.GitOpsCluster.ApplicationSetControllerServiceAccount,
+		"The ServiceAccount of Argo CD's ApplicationSet controller in each Argo CD namespace, which GitOpsClusters let read "+
+			"PlacementDecisions (OpenShift GitOps and Helm releases not named argocd use other names).")
 	o.Addon.AddFlags(fs)
 }
 
@@ -151,7 +166,7 @@ func (o *Options) Run(ctx context.Context) error {
 	mopts.LeaderElectionID = "argocd-pull-addon-manager"
 	mopts.LeaderElectionNamespace = o.LeaderElectionNamespace
 	mopts.LeaderElectionReleaseOnCancel = true
-	mopts.Cache = CacheOptions()
+	mopts.Cache = CacheOptionsFor(o.Controllers.GitOpsCluster.ArgoNamespaces)
 
 	mgr, err := ctrl.NewManager(cfg, mopts)
 	if err != nil {
@@ -183,9 +198,22 @@ func (o *Options) Setup(mgr ctrl.Manager) error {
 	return nil
 }
 
-// CacheOptions is what the manager's cache holds. Tests that run hub controllers use it
-// to cache like the binary.
-func CacheOptions() cache.Options {
+// CacheOptions is what the manager's cache holds when any namespace may be an Argo CD
+// namespace. Tests that run hub controllers use it to cache like the binary.
+func CacheOptions() cache.Options { return CacheOptionsFor(nil) }
+
+// CacheOptionsFor is what the manager's cache holds when argoNamespaces are the Argo CD
+// namespaces (--argocd-namespaces): Secrets and ConfigMaps only there, the only namespaces
+// where the chart lets the manager read them, so a controller reading either kind never
+// needs, nor tries, a cluster-wide list. Empty: everywhere.
+func CacheOptionsFor(argoNamespaces []string) cache.Options {
+	var inArgoNamespaces map[string]cache.Config
+	if len(argoNamespaces) > 0 {
+		inArgoNamespaces = map[string]cache.Config{}
+		for _, ns := range argoNamespaces {
+			inArgoNamespaces[ns] = cache.Config{}
+		}
+	}
 	return cache.Options{
 		// Managed fields are never read and are a large share of every cached object.
 		DefaultTransform: cache.TransformStripManagedFields(),
@@ -199,6 +227,8 @@ func CacheOptions() cache.Options {
 			// Only this addon's ManagedClusterAddOns: their Available condition is the
 			// agents' availability.
 			&addonv1alpha1.ManagedClusterAddOn{}: {Field: fields.OneTermEqualSelector("metadata.name", apps.AddonName)},
+			&corev1.Secret{}:                     {Namespaces: inArgoNamespaces},
+			&corev1.ConfigMap{}:                  {Namespaces: inArgoNamespaces},
 		},
 	}
 }
@@ -242,7 +272,7 @@ type hubController struct {
 // each by the name it logs and reports metrics under.
 func hubControllers(o ControllerOptions) []hubController {
 	return []hubController{
-		{name: gitopscluster.ControllerName, setup: gitopscluster.Setup},
+		{name: gitopscluster.ControllerName, setup: func(mgr ctrl.Manager) error { return gitopscluster.Setup(mgr, o.GitOpsCluster) }},
 		{name: propagation.ControllerName, setup: func(mgr ctrl.Manager) error { return propagation.Setup(mgr, o.Propagation) }},
 		{name: appstatus.ControllerName, setup: func(mgr ctrl.Manager) error { return appstatus.Setup(mgr, o.AppStatus) }},
 		{name: aggregation.ControllerName, setup: aggregation.Setup},

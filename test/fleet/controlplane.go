@@ -30,6 +30,9 @@ type ControlPlane struct {
 	APIServer *framework.APIServer
 	// KubeconfigFile is an admin (system:masters) kubeconfig for processes the tests start.
 	KubeconfigFile string
+	// Audit is the API server's audit log of the pull model manager's requests (the hub
+	// only; nil elsewhere).
+	Audit *framework.AuditLog
 
 	ca  *controlPlaneCA
 	kcm *controllerManager
@@ -43,6 +46,8 @@ type controlPlaneOptions struct {
 	// controllers are kube-controller-manager's --controllers; csrsigning also gets the
 	// client CA as its signing key.
 	controllers []string
+	// audit, when set, is the API server's audit log.
+	audit *framework.AuditLog
 }
 
 // startControlPlane starts an API server like framework.StartAPIServerWith, but with a
@@ -67,6 +72,11 @@ func startControlPlane(opts controlPlaneOptions) (started *ControlPlane, err err
 	}
 	apiServer := &envtest.APIServer{}
 	apiServer.SecureServing.Authn = ca
+	if opts.audit != nil {
+		if err := opts.audit.Configure(apiServer); err != nil {
+			return nil, err
+		}
+	}
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: assets,
 		ControlPlane:          envtest.ControlPlane{APIServer: apiServer},
@@ -82,7 +92,7 @@ func startControlPlane(opts controlPlaneOptions) (started *ControlPlane, err err
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("starting the %s API server from %s: %w", opts.name, assets, err), env.Stop())
 	}
-	cp := &ControlPlane{Name: opts.name, ca: ca, APIServer: &framework.APIServer{Env: env, Config: cfg}}
+	cp := &ControlPlane{Name: opts.name, ca: ca, APIServer: &framework.APIServer{Env: env, Config: cfg}, Audit: opts.audit}
 	defer func() {
 		if err != nil {
 			err, started = errors.Join(err, cp.Stop()), nil

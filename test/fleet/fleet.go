@@ -15,6 +15,8 @@ import (
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	registrationspoke "open-cluster-management.io/ocm/pkg/registration/spoke"
 	registrationaddon "open-cluster-management.io/ocm/pkg/registration/spoke/addon"
+
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
 
 // FleetOptions say what StartFleet starts.
@@ -173,6 +175,8 @@ func (f *Fleet) startControlPlanes(opts FleetOptions) error {
 			// Only the hub signs: klusterlets and addon agents request their hub
 			// credentials there.
 			cpOpts.controllers = append(cpOpts.controllers, "csrsigning")
+			// The manager runs as the chart's ServiceAccount: PullModel.RefusedManagerRequests.
+			cpOpts.audit = framework.NewAuditLog(dir, "system:serviceaccount:"+framework.ChartNamespace+":"+PullManagerServiceAccount)
 		}
 		wg.Add(1)
 		go func() {

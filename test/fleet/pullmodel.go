@@ -30,6 +30,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -120,8 +121,14 @@ func InstallPullModel(ctx context.Context, f *Fleet, opts PullModelOptions) (_ *
 		return p, err
 	}
 	// The manager runs as a process here: its Deployment would only sit unscheduled.
+	var chartArgs []string
 	for _, o := range objs {
 		if o.GetKind() == "Deployment" {
+			d := &appsv1.Deployment{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, d); err != nil {
+				return p, fmt.Errorf("reading the chart's manager Deployment: %w", err)
+			}
+			chartArgs = d.Spec.Template.Spec.Containers[0].Args[1:]
 			continue
 		}
 		if err := hub.Create(ctx, o.DeepCopy()); err != nil {
@@ -137,17 +144,18 @@ func InstallPullModel(ctx context.Context, f *Fleet, opts PullModelOptions) (_ *
 	if err != nil {
 		return p, err
 	}
-	// The chart's arguments, with loopback ports and the leader election namespace the
-	// pod would have taken from its service account.
-	args := []string{
-		"manager", "--kubeconfig", kubeconfig,
-		"--leader-elect", "--leader-election-namespace", ns,
+	// The chart's arguments (so --argocd-namespaces and the rest scope the manager as in
+	// a pod), then loopback ports and the leader election namespace the pod would have
+	// taken from its service account: a later flag overrides an earlier one.
+	args := append([]string{"manager", "--kubeconfig", kubeconfig}, chartArgs...)
+	args = append(args,
+		"--leader-election-namespace", ns,
 		"--metrics-bind-address", framework.LoopbackAddress(ports[0]), "--health-probe-bind-address", framework.LoopbackAddress(ports[1]),
 		"--agent-image", "quay.io/open-cluster-management/argocd-pull-addon:e2e",
 		// A delivered Application the agent does not report is NotReportedError after
 		// 15 s, not the default minute: scenarios see it without waiting that long.
 		"--agent-report-grace-period", "15s",
-	}
+	)
 	args = append(args, opts.ManagerArgs...)
 	p.managerMetrics = framework.LoopbackAddress(ports[0])
 	if p.manager, err = startArgoCDProcess(p.Binary, "argocd-pull-addon-manager", p.ManagerLog(), os.Environ(), args); err != nil {
@@ -167,6 +175,15 @@ func (p *PullModel) AgentMetricsURL(cluster string) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return "http://" + p.agentMetrics[cluster] + "/metrics"
+}
+
+// RefusedManagerRequests are the requests of the manager the hub's API server answered
+// 403 Forbidden so far: none when the chart's RBAC grants all the manager does.
+func (p *PullModel) RefusedManagerRequests() ([]string, error) {
+	if p.Fleet.Hub.Audit == nil {
+		return nil, errors.New("the hub API server keeps no audit log")
+	}
+	return p.Fleet.Hub.Audit.RefusedRequests()
 }
 
 // ManagerLog is the manager's log file.

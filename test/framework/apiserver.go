@@ -50,6 +50,8 @@ type APIServerOptions struct {
 	// WithoutPullAddonCRDs leaves this project's CRDs out, as on a hub the chart has not
 	// been installed on yet: the install scenario installs them with the chart.
 	WithoutPullAddonCRDs bool
+	// Audit, when set, makes the API server write that audit log.
+	Audit *AuditLog
 }
 
 // StartAPIServerWith is StartAPIServer with options.
@@ -77,8 +79,15 @@ func StartAPIServerWith(opts APIServerOptions) (*APIServer, error) {
 		chart := filepath.Join(root, "charts", ChartName) + string(filepath.Separator)
 		crds = slices.DeleteFunc(crds, func(p string) bool { return strings.HasPrefix(p, chart) })
 	}
+	apiServer := &envtest.APIServer{}
+	if opts.Audit != nil {
+		if err := opts.Audit.Configure(apiServer); err != nil {
+			return nil, err
+		}
+	}
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: assets,
+		ControlPlane:          envtest.ControlPlane{APIServer: apiServer},
 		CRDInstallOptions: envtest.CRDInstallOptions{
 			Paths:              crds,
 			ErrorIfPathMissing: true,

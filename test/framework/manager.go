@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -30,6 +31,12 @@ func WithLogger(logger logr.Logger) ManagerOption {
 // count the writes of the controllers alone.
 func WithNewClient(newClient client.NewClientFunc) ManagerOption {
 	return func(o *ctrl.Options) { o.NewClient = newClient }
+}
+
+// WithCache caches as the binary does with other options, e.g.
+// manager.CacheOptionsFor(argoNamespaces).
+func WithCache(c cache.Options) ManagerOption {
+	return func(o *ctrl.Options) { o.Cache = c }
 }
 
 // RunManager starts a controller-runtime manager on cfg, cached like the binary's

@@ -38,8 +38,10 @@ const (
 const (
 	ConfigMapOCMPlacementGenerator = "ocm-placement-generator"
 	ConfigMapACMPlacement          = "acm-placement"
-	// ApplicationSetControllerServiceAccount runs the Argo CD ApplicationSet controller.
-	ApplicationSetControllerServiceAccount = "argocd-applicationset-controller"
+	// DefaultApplicationSetControllerServiceAccount runs the Argo CD ApplicationSet
+	// controller of an upstream install or a Helm release named argocd. OpenShift GitOps
+	// and other release names use others: Options.ApplicationSetControllerServiceAccount.
+	DefaultApplicationSetControllerServiceAccount = "argocd-applicationset-controller"
 	// placementRoleSuffix gives the Role and RoleBinding the name older installs use:
 	// "<argo namespace>-applicationset-controller-placement".
 	placementRoleSuffix = "-applicationset-controller-placement"
@@ -229,8 +231,9 @@ func desiredRole(argoNamespace string) *rbacv1.Role {
 	}
 }
 
-// desiredRoleBinding binds desiredRole to the ApplicationSet controller's ServiceAccount.
-func desiredRoleBinding(argoNamespace string) *rbacv1.RoleBinding {
+// desiredRoleBinding binds desiredRole to the ApplicationSet controller's ServiceAccount
+// serviceAccount in argoNamespace.
+func desiredRoleBinding(argoNamespace, serviceAccount string) *rbacv1.RoleBinding {
 	return &rbacv1.RoleBinding{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      RoleName(argoNamespace),
@@ -240,7 +243,7 @@ func desiredRoleBinding(argoNamespace string) *rbacv1.RoleBinding {
 		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: RoleName(argoNamespace)},
 		Subjects: []rbacv1.Subject{{
 			Kind:      rbacv1.ServiceAccountKind,
-			Name:      ApplicationSetControllerServiceAccount,
+			Name:      serviceAccount,
 			Namespace: argoNamespace,
 		}},
 	}

@@ -348,7 +348,7 @@ func TestGeneratorConfig(t *testing.T) {
 			t.Fatalf("%s data (-want +got):\n%s", cm.Name, diff)
 		}
 	}
-	role, rb := desiredRole("argocd"), desiredRoleBinding("argocd")
+	role, rb := desiredRole("argocd"), desiredRoleBinding("argocd", DefaultApplicationSetControllerServiceAccount)
 	if role.Name != "argocd-applicationset-controller-placement" || rb.RoleRef.Name != role.Name {
 		t.Fatalf("role %s, binding to %s", role.Name, rb.RoleRef.Name)
 	}

@@ -22,7 +22,13 @@
 //     a Secret naming it is seen, at the latest when the manager starts.
 //   - The generator ConfigMaps, Role and RoleBinding are shared by all GitOpsClusters of an
 //     Argo CD namespace; they are ensured (compared, written only on difference) and stay
-//     when a GitOpsCluster goes.
+//     when a GitOpsCluster goes. One that exists without LabelManagedBy (written by hand or
+//     by another tool) is a conflict: left alone, reported in the status.
+//   - With Options.ArgoNamespaces set (the chart always sets it), a GitOpsCluster may name
+//     only one of those as its Argo CD namespace: they are where the chart grants the
+//     manager its namespaced Roles, so a team's GitOpsCluster cannot make the manager
+//     register clusters in, or write RBAC into, any other namespace. Otherwise it fails
+//     with ArgoNamespaceNotAllowed and nothing is written.
 package gitopscluster
 
 import (
@@ -30,6 +36,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -77,8 +84,22 @@ const (
 	EventReasonSynced = "Synced"
 )
 
+// Options configure the controller.
+type Options struct {
+	// ArgoNamespaces are the Argo CD namespaces a GitOpsCluster may name in
+	// spec.argoServer.argoNamespace, and the only namespaces whose Secrets, ConfigMaps,
+	// Roles and RoleBindings the controller caches. Empty: any namespace, with cluster-wide
+	// caches (and the cluster-wide RBAC that needs; the chart never does that).
+	ArgoNamespaces []string
+	// ApplicationSetControllerServiceAccount is the ServiceAccount, in the Argo CD
+	// namespace, of the ApplicationSet controller the placement generator Role is bound
+	// to; empty: DefaultApplicationSetControllerServiceAccount.
+	ApplicationSetControllerServiceAccount string
+}
+
 // reconciler reconciles GitOpsClusters.
 type reconciler struct {
+	opts Options
 	// client writes everything and reads GitOpsClusters, Placements, PlacementDecisions,
 	// ManagedClusters and Namespaces through the manager's cache.
 	client client.Client
@@ -96,7 +117,10 @@ type reconciler struct {
 var _ reconcile.Reconciler = &reconciler{}
 
 // newReconciler returns a reconciler for mgr. It adds the cache of owned objects to mgr.
-func newReconciler(mgr ctrl.Manager) (*reconciler, error) {
+func newReconciler(mgr ctrl.Manager, opts Options) (*reconciler, error) {
+	if opts.ApplicationSetControllerServiceAccount == "" {
+		opts.ApplicationSetControllerServiceAccount = DefaultApplicationSetControllerServiceAccount
+	}
 	sel := labels.SelectorFromSet(labels.Set{apps.LabelManagedBy: apps.ManagedByValue})
 	owned, err := cluster.New(mgr.GetConfig(), func(o *cluster.Options) {
 		o.Scheme = mgr.GetScheme()
@@ -105,6 +129,8 @@ func newReconciler(mgr ctrl.Manager) (*reconciler, error) {
 		o.Cache = cache.Options{
 			DefaultLabelSelector: sel,
 			DefaultTransform:     cache.TransformStripManagedFields(),
+			// Only where the manager may write: its RBAC on these kinds is namespaced.
+			DefaultNamespaces: namespaceConfigs(opts.ArgoNamespaces),
 		}
 	})
 	if err != nil {
@@ -114,6 +140,7 @@ func newReconciler(mgr ctrl.Manager) (*reconciler, error) {
 		return nil, fmt.Errorf("adding the cache of owned objects: %w", err)
 	}
 	return &reconciler{
+		opts:      opts,
 		client:    mgr.GetClient(),
 		owned:     owned,
 		apiReader: mgr.GetAPIReader(),
@@ -122,9 +149,21 @@ func newReconciler(mgr ctrl.Manager) (*reconciler, error) {
 	}, nil
 }
 
+// namespaceConfigs is a cache's DefaultNamespaces for namespaces; nil (all) when none.
+func namespaceConfigs(namespaces []string) map[string]cache.Config {
+	if len(namespaces) == 0 {
+		return nil
+	}
+	out := make(map[string]cache.Config, len(namespaces))
+	for _, ns := range namespaces {
+		out[ns] = cache.Config{}
+	}
+	return out
+}
+
 // Setup creates the controller and registers it with mgr.
-func Setup(mgr ctrl.Manager) error {
-	r, err := newReconciler(mgr)
+func Setup(mgr ctrl.Manager, opts Options) error {
+	r, err := newReconciler(mgr, opts)
 	if err != nil {
 		return err
 	}
@@ -176,8 +215,8 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 			r.recordTransition(gc, &before.Status, &newStatus)
 		}
 	}
-	if len(o.conflicts) > 0 && res.RequeueAfter == 0 {
-		// A conflicting Secret is not in the owned cache, so its removal brings no event:
+	if len(o.conflicts)+len(o.generatorConflicts) > 0 && res.RequeueAfter == 0 {
+		// A conflicting object is not in the owned cache, so its removal brings no event:
 		// look again in a few minutes.
 		res.RequeueAfter = wait.Jitter(conflictRetry, 0.2)
 	}
@@ -209,6 +248,14 @@ func (r *reconciler) reconcileNormal(ctx context.Context, gc *appsv1beta1.GitOps
 		blankImplied:  gc.Spec.CreateBlankClusterSecrets == nil || !*gc.Spec.CreateBlankClusterSecrets,
 	}
 
+	if len(r.opts.ArgoNamespaces) > 0 && !slices.Contains(r.opts.ArgoNamespaces, argoNs) {
+		// Checked before anything is read or written: existing cluster Secrets of an
+		// earlier, allowed namespace stay, as for a namespace that does not exist.
+		o.argoNamespaceNotAllowed = true
+		o.allowedArgoNamespaces = r.opts.ArgoNamespaces
+		return o
+	}
+
 	decisions, err := r.resolvePlacement(ctx, gc, &o)
 	if err != nil {
 		// A read from the cache failed: say so and retry.
@@ -230,7 +277,7 @@ func (r *reconciler) reconcileNormal(ctx context.Context, gc *appsv1beta1.GitOps
 		return o
 	}
 
-	o.generatorErr = r.applyGeneratorConfig(ctx, argoNs)
+	o.generatorConflicts, o.generatorErr = r.applyGeneratorConfig(ctx, argoNs)
 	o.clusters, o.conflicts, o.secretsErr = r.applyClusterSecrets(ctx, gc, decidedClusters(decisions))
 	return o
 }
@@ -263,11 +310,19 @@ func (r *reconciler) resolvePlacement(ctx context.Context, gc *appsv1beta1.GitOp
 
 // applyGeneratorConfig ensures the placement generator ConfigMaps and the ApplicationSet
 // controller's Role and RoleBinding in argoNs, writing only what differs. These are shared
-// by every GitOpsCluster of that Argo CD instance and stay when a GitOpsCluster goes.
-func (r *reconciler) applyGeneratorConfig(ctx context.Context, argoNs string) error {
+// by every GitOpsCluster of that Argo CD instance and stay when a GitOpsCluster goes. It
+// returns the objects left alone because this controller did not create them.
+func (r *reconciler) applyGeneratorConfig(ctx context.Context, argoNs string) ([]string, error) {
 	var errs []error
+	var conflicts []string
+	collect := func(conflict string, err error) {
+		if conflict != "" {
+			conflicts = append(conflicts, conflict)
+		}
+		errs = append(errs, err)
+	}
 	for _, cm := range desiredConfigMaps(argoNs) {
-		errs = append(errs, ensure(ctx, r, "ConfigMap", cm, func(cur *corev1.ConfigMap) bool {
+		collect(ensure(ctx, r, "ConfigMap", cm, func(cur *corev1.ConfigMap) bool {
 			if equality.Semantic.DeepEqual(cur.Data, cm.Data) {
 				return false
 			}
@@ -276,32 +331,34 @@ func (r *reconciler) applyGeneratorConfig(ctx context.Context, argoNs string) er
 		}))
 	}
 	role := desiredRole(argoNs)
-	errs = append(errs, ensure(ctx, r, "Role", role, func(cur *rbacv1.Role) bool {
+	collect(ensure(ctx, r, "Role", role, func(cur *rbacv1.Role) bool {
 		if equality.Semantic.DeepEqual(cur.Rules, role.Rules) {
 			return false
 		}
 		cur.Rules = role.Rules
 		return true
 	}))
-	rb := desiredRoleBinding(argoNs)
-	errs = append(errs, ensure(ctx, r, "RoleBinding", rb, func(cur *rbacv1.RoleBinding) bool {
+	rb := desiredRoleBinding(argoNs, r.opts.ApplicationSetControllerServiceAccount)
+	collect(ensure(ctx, r, "RoleBinding", rb, func(cur *rbacv1.RoleBinding) bool {
 		if equality.Semantic.DeepEqual(cur.Subjects, rb.Subjects) {
 			return false
 		}
 		cur.Subjects = rb.Subjects
 		return true
 	}))
-	return errors.Join(errs...)
+	return conflicts, errors.Join(errs...)
 }
 
 // ensure creates desired when missing, or patches the existing object when mutate says it
-// changed it (adding apps.LabelManagedBy so the owned cache sees it from then on).
-func ensure[T client.Object](ctx context.Context, r *reconciler, kind string, desired T, mutate func(T) bool) error {
+// changed it. An existing object without LabelManagedBy is not this controller's to
+// change (someone wrote it by hand, or another tool owns it): it is left alone and
+// returned as a conflict ("<kind> <namespace>/<name>").
+func ensure[T client.Object](ctx context.Context, r *reconciler, kind string, desired T, mutate func(T) bool) (conflict string, _ error) {
 	log := ctrl.LoggerFrom(ctx)
 	key := client.ObjectKeyFromObject(desired)
 	cur, ok := desired.DeepCopyObject().(T)
 	if !ok {
-		return fmt.Errorf("copying %s %s", kind, key)
+		return "", fmt.Errorf("copying %s %s", kind, key)
 	}
 	err := r.owned.GetCache().Get(ctx, key, cur)
 	if apierrors.IsNotFound(err) {
@@ -310,31 +367,28 @@ func ensure[T client.Object](ctx context.Context, r *reconciler, kind string, de
 	switch {
 	case apierrors.IsNotFound(err):
 		if err := r.client.Create(ctx, desired); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating %s %s: %w", kind, key, err)
+			return "", fmt.Errorf("creating %s %s: %w", kind, key, err)
 		}
 		log.V(2).Info("Created "+kind, "object", key)
-		return nil
+		return "", nil
 	case err != nil:
-		return fmt.Errorf("reading %s %s: %w", kind, key, err)
+		return "", fmt.Errorf("reading %s %s: %w", kind, key, err)
+	}
+	if cur.GetLabels()[apps.LabelManagedBy] != apps.ManagedByValue {
+		return fmt.Sprintf("%s %s", kind, key), nil
 	}
 	before, ok := cur.DeepCopyObject().(T)
 	if !ok {
-		return fmt.Errorf("copying %s %s", kind, key)
+		return "", fmt.Errorf("copying %s %s", kind, key)
 	}
 	if !mutate(cur) {
-		return nil
+		return "", nil
 	}
-	l := cur.GetLabels()
-	if l == nil {
-		l = map[string]string{}
-	}
-	l[apps.LabelManagedBy] = apps.ManagedByValue
-	cur.SetLabels(l)
 	if err := r.client.Patch(ctx, cur, client.MergeFrom(before)); err != nil {
-		return fmt.Errorf("updating %s %s: %w", kind, key, err)
+		return "", fmt.Errorf("updating %s %s: %w", kind, key, err)
 	}
 	log.V(2).Info("Updated "+kind, "object", key)
-	return nil
+	return "", nil
 }
 
 // reconcileDelete lets go of every cluster Secret gc owns (deleting those it was the last

@@ -132,17 +132,25 @@ func (r *reconciler) findOrCreate(ctx context.Context, desired *corev1.Secret) (
 // secretsOf are the Secrets owner owns, by key, as reader lists them.
 func (r *reconciler) secretsOf(ctx context.Context, reader client.Reader, owner types.NamespacedName) (map[types.NamespacedName]*corev1.Secret, error) {
 	out := map[types.NamespacedName]*corev1.Secret{}
-	for _, sel := range []client.ListOption{
-		client.HasLabels{ownerMark(owner)},
-		client.MatchingLabels(legacyOwnerLabels(owner)),
-	} {
-		var list corev1.SecretList
-		if err := reader.List(ctx, &list, sel); err != nil {
-			return nil, fmt.Errorf("listing the cluster Secrets of GitOpsCluster %s: %w", owner, err)
-		}
-		for i := range list.Items {
-			if ownedBy(&list.Items[i], owner) {
-				out[client.ObjectKeyFromObject(&list.Items[i])] = &list.Items[i]
+	// Namespace by namespace when the manager may read Secrets only in the Argo CD
+	// namespaces; "" lists all.
+	namespaces := r.opts.ArgoNamespaces
+	if len(namespaces) == 0 {
+		namespaces = []string{""}
+	}
+	for _, ns := range namespaces {
+		for _, sel := range []client.ListOption{
+			client.HasLabels{ownerMark(owner)},
+			client.MatchingLabels(legacyOwnerLabels(owner)),
+		} {
+			var list corev1.SecretList
+			if err := reader.List(ctx, &list, sel, client.InNamespace(ns)); err != nil {
+				return nil, fmt.Errorf("listing the cluster Secrets of GitOpsCluster %s: %w", owner, err)
+			}
+			for i := range list.Items {
+				if ownedBy(&list.Items[i], owner) {
+					out[client.ObjectKeyFromObject(&list.Items[i])] = &list.Items[i]
+				}
 			}
 		}
 	}

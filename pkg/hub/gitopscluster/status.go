@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1beta1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1beta1"
 )
 
@@ -18,6 +19,10 @@ type outcome struct {
 	// argoNamespaceMissing is set when spec.argoServer.argoNamespace does not exist.
 	argoNamespaceMissing bool
 	argoNamespace        string
+	// argoNamespaceNotAllowed is set when argoNamespace is not among
+	// allowedArgoNamespaces (Options.ArgoNamespaces): nothing was read or written.
+	argoNamespaceNotAllowed bool
+	allowedArgoNamespaces   []string
 
 	// clusters are the decided clusters that have a cluster Secret.
 	clusters []string
@@ -29,6 +34,9 @@ type outcome struct {
 	secretsErr error
 	// generatorErr is an API error writing the ConfigMaps, Role or RoleBinding.
 	generatorErr error
+	// generatorConflicts name the ConfigMaps, Role or RoleBinding left alone because they
+	// exist without LabelManagedBy.
+	generatorConflicts []string
 	// blankImplied is set when spec.createBlankClusterSecrets is not true.
 	blankImplied bool
 }
@@ -72,7 +80,13 @@ func computeStatus(gc *appsv1beta1.GitOpsCluster, o outcome, now metav1.Time) ap
 		}
 		set(appsv1beta1.ConditionPlacementResolved, true, appsv1beta1.ReasonPlacementResolved, msg)
 	}
-	if o.argoNamespaceMissing {
+	if o.argoNamespaceNotAllowed {
+		msg := fmt.Sprintf("Argo CD namespace %q is not one this manager may write to [%s]: name one of those, "+
+			"or have the hub administrator add it to the chart value rbac.argoNamespaces",
+			o.argoNamespace, strings.Join(o.allowedArgoNamespaces, " "))
+		set(appsv1beta1.ConditionArgoNamespaceFound, false, appsv1beta1.ReasonArgoNamespaceNotAllowed, msg)
+		failed = append(failed, failure{appsv1beta1.ReasonArgoNamespaceNotAllowed, msg})
+	} else if o.argoNamespaceMissing {
 		msg := fmt.Sprintf("Argo CD namespace %q does not exist", o.argoNamespace)
 		set(appsv1beta1.ConditionArgoNamespaceFound, false, appsv1beta1.ReasonArgoNamespaceNotFound, msg)
 		failed = append(failed, failure{appsv1beta1.ReasonArgoNamespaceNotFound, msg})
@@ -104,11 +118,18 @@ func computeStatus(gc *appsv1beta1.GitOpsCluster, o outcome, now metav1.Time) ap
 			set(appsv1beta1.ConditionClusterSecretsSynced, true, appsv1beta1.ReasonClusterSecretsSynced,
 				fmt.Sprintf("%d cluster Secrets", len(o.clusters)))
 		}
-		if o.generatorErr != nil {
+		switch {
+		case o.generatorErr != nil:
 			msg := fmt.Sprintf("Writing the placement generator configuration failed: %v", o.generatorErr)
 			set(appsv1beta1.ConditionGeneratorConfigured, false, appsv1beta1.ReasonGeneratorConfigFailed, msg)
 			failed = append(failed, failure{appsv1beta1.ReasonGeneratorConfigFailed, msg})
-		} else {
+		case len(o.generatorConflicts) > 0:
+			msg := "Left alone, they exist without the label " + apps.LabelManagedBy + "=" + apps.ManagedByValue +
+				" (not written by a GitOpsCluster): " + strings.Join(o.generatorConflicts, "; ") +
+				"; delete them, or add the label to let GitOpsClusters manage them"
+			set(appsv1beta1.ConditionGeneratorConfigured, false, appsv1beta1.ReasonGeneratorConfigConflict, msg)
+			failed = append(failed, failure{appsv1beta1.ReasonGeneratorConfigConflict, msg})
+		default:
 			set(appsv1beta1.ConditionGeneratorConfigured, true, appsv1beta1.ReasonGeneratorConfigured,
 				fmt.Sprintf("ConfigMaps %s and %s, Role and RoleBinding %s in %s", ConfigMapOCMPlacementGenerator,
 					ConfigMapACMPlacement, RoleName(o.argoNamespace), o.argoNamespace))

@@ -95,6 +95,29 @@ func TestComputeStatus(t *testing.T) {
 				appsv1beta1.ConditionReady, "False/ClusterSecretConflict",
 				appsv1beta1.ConditionClusterSecretsSynced, "False/ClusterSecretConflict"),
 		},
+		"Argo CD namespace not allowed": {
+			o:                outcome{argoNamespace: "team-b", argoNamespaceNotAllowed: true, allowedArgoNamespaces: []string{"argocd", "gitops"}},
+			wantClusterCount: 7, wantPhase: "failed",
+			wantMessage: `Argo CD namespace "team-b" is not one this manager may write to [argocd gitops]: name one of those, ` +
+				"or have the hub administrator add it to the chart value rbac.argoNamespaces",
+			wantConds: with(allTrue, append([]string{
+				appsv1beta1.ConditionReady, "False/ArgoNamespaceNotAllowed",
+				appsv1beta1.ConditionArgoNamespaceFound, "False/ArgoNamespaceNotAllowed",
+			}, waiting...)...),
+		},
+		"generator conflict": {
+			o: func() outcome {
+				o := ok
+				o.generatorConflicts = []string{"Role argocd/argocd-applicationset-controller-placement"}
+				return o
+			}(),
+			wantClusterCount: 2, wantPhase: "failed",
+			wantMessage: "Left alone, they exist without the label app.kubernetes.io/managed-by=argocd-pull-addon (not written by a GitOpsCluster): " +
+				"Role argocd/argocd-applicationset-controller-placement; delete them, or add the label to let GitOpsClusters manage them",
+			wantConds: with(allTrue,
+				appsv1beta1.ConditionReady, "False/GeneratorConfigConflict",
+				appsv1beta1.ConditionGeneratorConfigured, "False/GeneratorConfigConflict"),
+		},
 		"write errors": {
 			o: func() outcome {
 				o := ok

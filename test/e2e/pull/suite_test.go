@@ -109,7 +109,16 @@ var _ = AfterSuite(func(_ SpecContext) {
 	if failed {
 		dumpLogs()
 	}
+	var refused []string
+	if setUpDone {
+		var err error
+		refused, err = pull.RefusedManagerRequests()
+		Expect(err).NotTo(HaveOccurred())
+	}
 	Expect(pf.Stop()).To(Succeed())
+	// Any scenario's request the chart's RBAC refused the manager fails the run, even one
+	// the manager retried around: the chart must grant what the manager does.
+	Expect(refused).To(BeEmpty(), "requests of the manager the hub API server refused under the chart's RBAC")
 	if !failed && fleetDir != "" && os.Getenv("E2E_KEEP_DIR") == "" {
 		Expect(os.RemoveAll(fleetDir)).To(Succeed())
 	}

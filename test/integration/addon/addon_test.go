@@ -301,31 +301,25 @@ var _ = Describe("The argocd-pull addon manager", func() {
 		}, timeout, interval).Should(Succeed())
 	})
 
-	It("grants each agent a hub Role in its cluster namespace, bound to that cluster's group only", func(ctx SpecContext) {
+	It("grants each agent the chart's hub ClusterRole in its cluster namespace only, bound to that cluster's group only", func(ctx SpecContext) {
 		cluster := unique("rbac")
 		createCluster(ctx, cluster)
 		enableAddon(ctx, cluster, "")
 
 		binding := waitForHubRoleBinding(ctx, cluster)
-		Expect(binding.RoleRef).To(Equal(rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: addon.AgentHubRoleName}))
+		Expect(binding.RoleRef).To(Equal(rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: addon.AgentHubRoleName}))
 		Expect(binding.Subjects).To(ConsistOf(rbacv1.Subject{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind,
 			Name: "system:open-cluster-management:cluster:" + cluster + ":addon:argocd-pull"}))
 
-		role := &rbacv1.Role{}
-		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: cluster, Name: addon.AgentHubRoleName}, role)).To(Succeed())
-		Expect(role.Rules).To(ContainElement(rbacv1.PolicyRule{
-			APIGroups: []string{"apps.open-cluster-management.io"}, Resources: []string{"applicationstatusreports"},
-			Verbs: []string{"create", "update", "patch", "delete", "get", "list", "watch"}}))
-		Expect(role.Rules).To(ContainElement(rbacv1.PolicyRule{
-			APIGroups: []string{"addon.open-cluster-management.io"}, Resources: []string{"managedclusteraddons", "managedclusteraddons/status"},
-			ResourceNames: []string{"argocd-pull"}, Verbs: []string{"get", "patch", "update"}}))
+		By("writing no Role: the rules are the chart's ClusterRole's (test/integration/chart compares them with the addon's)")
+		var roles rbacv1.RoleList
+		Expect(k8s.List(ctx, &roles, client.InNamespace(cluster))).To(Succeed())
+		Expect(roles.Items).To(BeEmpty())
 
 		mca := &addonv1alpha1.ManagedClusterAddOn{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: cluster, Name: apps.AddonName}, mca)).To(Succeed())
-		for _, owned := range []client.Object{role, binding} {
-			Expect(owned.GetOwnerReferences()).To(ContainElement(HaveField("UID", mca.UID)),
-				"%s goes with the ManagedClusterAddOn", owned.GetName())
-		}
+		Expect(binding.GetOwnerReferences()).To(ContainElement(HaveField("UID", mca.UID)),
+			"the RoleBinding goes with the ManagedClusterAddOn")
 	})
 
 	It("lets cluster A's agent write A's reports and nothing of cluster B's", func(ctx SpecContext) {

@@ -39,7 +39,9 @@ func renderAddonTemplates(addonValues map[string]any) ([]*unstructured.Unstructu
 	for _, obj := range rendered {
 		switch {
 		case obj.GetKind() == "ClusterManagementAddOn", obj.GetKind() == "AddOnDeploymentConfig",
-			strings.HasSuffix(obj.GetName(), "-manager-addon"):
+			strings.HasSuffix(obj.GetName(), "-manager-addon"),
+			// What the agents' RoleBindings grant, and the addon manager binds.
+			obj.GetKind() == "ClusterRole" && obj.GetName() == addon.AgentHubRoleName:
 			objects = append(objects, obj)
 		}
 	}
@@ -100,7 +102,7 @@ var _ = Describe("The chart's addon templates", func() {
 	It("install the addon manually by default, with no default configuration", func() {
 		objects, err := renderAddonTemplates(nil)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(objects).To(HaveLen(3), "ClusterManagementAddOn, ClusterRole, ClusterRoleBinding")
+		Expect(objects).To(HaveLen(4), "ClusterManagementAddOn, the manager's ClusterRole and ClusterRoleBinding, the agents' ClusterRole")
 		cma := &addonv1alpha1.ClusterManagementAddOn{}
 		Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(objects[0].Object, cma)).To(Succeed())
 		Expect(cma.Spec.InstallStrategy.Type).To(Equal(addonv1alpha1.AddonInstallStrategyManual))

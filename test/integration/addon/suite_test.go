@@ -2,6 +2,7 @@ package addon_test
 
 import (
 	"context"
+	"os"
 	"testing"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -24,6 +25,8 @@ import (
 )
 
 var (
+	// audit records the addon manager's requests.
+	audit     *framework.AuditLog
 	apiServer *framework.APIServer
 	scheme    *runtime.Scheme
 	k8s       client.Client
@@ -40,7 +43,13 @@ func TestAddon(t *testing.T) {
 
 var _ = BeforeSuite(func() {
 	var err error
-	apiServer, err = framework.StartAPIServer()
+	// The addon manager's requests, to fail the suite on any the chart's RBAC refuses.
+	auditDir, err := os.MkdirTemp("", "addon-audit-")
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(os.RemoveAll, auditDir)
+	audit = framework.NewAuditLog(auditDir, managerUser)
+	audit.LogEveryone = true // it impersonates managerUser
+	apiServer, err = framework.StartAPIServerWith(framework.APIServerOptions{Audit: audit})
 	Expect(err).NotTo(HaveOccurred())
 	scheme, k8s = apiServer.Scheme, apiServer.Client
 
@@ -96,5 +105,8 @@ var _ = AfterSuite(func() {
 		Eventually(mgrDone, "30s").Should(Receive(BeNil()))
 		Eventually(ocmDone, "30s").Should(Receive(BeNil()))
 	}
+	refused, err := audit.RefusedRequests()
+	Expect(err).NotTo(HaveOccurred())
 	Expect(apiServer.Stop()).To(Succeed())
+	Expect(refused).To(BeEmpty(), "requests of the addon manager the API server refused under the chart's RBAC")
 })

@@ -20,6 +20,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -89,6 +90,12 @@ func scopedAgentSpecs() {
 		agentAddon, err := addon.NewAgentAddon(kubeClient, addonClient, opts)
 		Expect(err).NotTo(HaveOccurred())
 		registration := agentAddon.GetAgentAddonOptions().Registration
+		// The chart's ClusterRole, which the PermissionConfig binds in the cluster namespace.
+		chart, err := framework.RenderChart(framework.ChartNamespace, nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(framework.CreateObjects(ctx, hub, slices.DeleteFunc(chart, func(o *unstructured.Unstructured) bool {
+			return o.GetKind() != "ClusterRole" || o.GetName() != addon.AgentHubRoleName
+		}))).To(Succeed())
 		Expect(registration.PermissionConfig(cluster, mca)).To(Succeed())
 
 		// The hub identity is the subject registration gets the agent's certificate for.

@@ -196,5 +196,14 @@ var _ = Describe("The hub chart", func() {
 			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "chart-c2-cluster-secret"}, &corev1.Secret{})
 		}, timeout, interval).Should(Succeed())
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ocm-placement-generator"}, &corev1.ConfigMap{})).To(Succeed())
+
+		By("letting go of its cluster Secrets when it is deleted")
+		Expect(k8s.Delete(ctx, gc)).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "chart-c2-cluster-secret"}, &corev1.Secret{}))
+		}, timeout, interval).Should(BeTrue())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(gc), &appsv1beta1.GitOpsCluster{}))
+		}, timeout, interval).Should(BeTrue())
 	})
 })

@@ -2,11 +2,13 @@ package chart_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -23,6 +25,8 @@ var (
 	rendered  []*unstructured.Unstructured
 	stopMgr   context.CancelFunc
 	mgrDone   chan error
+	// audit records the manager's requests: any the API server refuses fails the suite.
+	audit *framework.AuditLog
 )
 
 func TestChart(t *testing.T) {
@@ -34,7 +38,11 @@ var serviceAccountUser = "system:serviceaccount:" + framework.ChartNamespace + "
 
 var _ = BeforeSuite(func(ctx context.Context) {
 	var err error
-	apiServer, err = framework.StartAPIServer()
+	audit = framework.NewAuditLog(auditDir(), serviceAccountUser)
+	// The manager impersonates the ServiceAccount, which the API server learns only after
+	// its audit policy has matched the request: log everyone's.
+	audit.LogEveryone = true
+	apiServer, err = framework.StartAPIServerWith(framework.APIServerOptions{Audit: audit})
 	Expect(err).NotTo(HaveOccurred())
 	k8s = apiServer.Client
 
@@ -48,6 +56,10 @@ var _ = BeforeSuite(func(ctx context.Context) {
 	kubeconfig := writeImpersonatingKubeconfig(serviceAccountUser,
 		"system:serviceaccounts", "system:serviceaccounts:"+framework.ChartNamespace, "system:authenticated")
 	o := manager.NewOptions()
+	// The chart's own arguments (--argocd-namespaces among them), then the test's.
+	flags := &cobra.Command{}
+	o.AddFlags(flags)
+	Expect(flags.Flags().Parse(deploymentOf(rendered).Spec.Template.Spec.Containers[0].Args[1:])).To(Succeed())
 	o.Endpoints.Kubeconfig = kubeconfig
 	o.Endpoints.MetricsAddr, o.Endpoints.ProbeAddr = "0", "0"
 	o.LeaderElect, o.LeaderElectionNamespace = true, framework.ChartNamespace
@@ -65,8 +77,23 @@ var _ = AfterSuite(func() {
 		stopMgr()
 		Eventually(mgrDone, "30s").Should(Receive(BeNil()))
 	}
+	// Every request of the manager's, whatever spec caused it: one the chart's RBAC does
+	// not allow is a bug even when the manager retries and a spec still passes.
+	refused, err := audit.RefusedRequests()
+	Expect(err).NotTo(HaveOccurred())
 	Expect(apiServer.Stop()).To(Succeed())
+	Expect(refused).To(BeEmpty(), "requests of the manager the API server refused under the chart's RBAC")
 })
+
+// auditDir holds the API server's audit log for the whole suite (GinkgoT().TempDir() is
+// removed after the first spec that asks for it).
+func auditDir() string {
+	GinkgoHelper()
+	dir, err := os.MkdirTemp("", "chart-audit-")
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(os.RemoveAll, dir)
+	return dir
+}
 
 // writeImpersonatingKubeconfig writes a kubeconfig for the test API server that acts as
 // user with groups: the admin credentials, impersonating, so RBAC decides as for user.

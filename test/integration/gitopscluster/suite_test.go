@@ -43,11 +43,21 @@ var _ = BeforeSuite(func() {
 // client's writes are counted and its log records each reconcile.
 func startManager() {
 	GinkgoHelper()
+	startManagerWith(manager.DefaultControllerOptions().GitOpsCluster)
+}
+
+// startManagerWith is startManager with the controller, and the manager's cache,
+// configured by opts as the binary's flags would.
+func startManagerWith(opts gitopscluster.Options) {
+	GinkgoHelper()
 	var err error
+	controllers := manager.DefaultControllerOptions()
+	controllers.GitOpsCluster = opts
 	stopMgr, err = framework.RunManager(apiServer.Config, scheme, func(mgr ctrl.Manager) error {
-		return manager.SetupControllers(mgr, gitopscluster.ControllerName)
+		return manager.SetupControllersWith(mgr, controllers, gitopscluster.ControllerName)
 	},
-		framework.WithNewClient(writes.NewClient), framework.WithLogger(recordingLogger(GinkgoLogr)))
+		framework.WithNewClient(writes.NewClient), framework.WithLogger(recordingLogger(GinkgoLogr)),
+		framework.WithCache(manager.CacheOptionsFor(opts.ArgoNamespaces)))
 	Expect(err).NotTo(HaveOccurred())
 }
 

@@ -86,7 +86,8 @@ const (
 	// ConditionPlacementResolved is True when spec.placementRef names an existing
 	// cluster.open-cluster-management.io Placement in the GitOpsCluster's namespace.
 	ConditionPlacementResolved = "PlacementResolved"
-	// ConditionArgoNamespaceFound is True when spec.argoServer.argoNamespace exists.
+	// ConditionArgoNamespaceFound is True when spec.argoServer.argoNamespace exists and is
+	// one the manager may write to.
 	ConditionArgoNamespaceFound = "ArgoNamespaceFound"
 	// ConditionClusterSecretsSynced is True when there is one Argo CD cluster Secret per
 	// decided cluster in the Argo CD namespace and none for clusters that left.
@@ -116,6 +117,10 @@ const (
 	ReasonArgoNamespaceFound = "ArgoNamespaceFound"
 	// ReasonArgoNamespaceNotFound: the Argo CD namespace does not exist (ArgoNamespaceFound).
 	ReasonArgoNamespaceNotFound = "ArgoNamespaceNotFound"
+	// ReasonArgoNamespaceNotAllowed: the Argo CD namespace is not one the manager is
+	// installed to write to (the chart's rbac.argoNamespaces); nothing is written
+	// (ArgoNamespaceFound).
+	ReasonArgoNamespaceNotAllowed = "ArgoNamespaceNotAllowed"
 
 	// ReasonClusterSecretsSynced: the cluster Secrets match the decisions (ClusterSecretsSynced).
 	ReasonClusterSecretsSynced = "ClusterSecretsSynced"
@@ -134,6 +139,10 @@ const (
 	ReasonGeneratorConfigured = "GeneratorConfigured"
 	// ReasonGeneratorConfigFailed: writing them failed; retried (GeneratorConfigured).
 	ReasonGeneratorConfigFailed = "GeneratorConfigFailed"
+	// ReasonGeneratorConfigConflict: a ConfigMap, Role or RoleBinding of the generator
+	// configuration exists without the label of objects GitOpsClusters write, and is left
+	// alone (GeneratorConfigured).
+	ReasonGeneratorConfigConflict = "GeneratorConfigConflict"
 
 	// ReasonWaitingForPrerequisites: not attempted because the Placement or the Argo CD
 	// namespace is not resolved (ClusterSecretsSynced, GeneratorConfigured).
