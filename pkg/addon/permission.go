@@ -30,11 +30,12 @@ const permissionTimeout = 30 * time.Second
 // cluster's namespace and nothing elsewhere: the Role is bound only to the group of that
 // cluster's addon agent (system:open-cluster-management:cluster:<cluster>:addon:argocd-pull),
 // never to the addon-wide group every cluster's agent is in, so cluster A's agent can never
-// write cluster B's reports. Both objects are owned by the ManagedClusterAddOn and go with it.
+// write cluster B's reports. A ResourceQuota bounds how many reports the namespace holds
+// (reportQuota). All are owned by the ManagedClusterAddOn and go with it.
 //
 // The framework's RBACPermissionBuilder binds a fixed group and mutates the shared Role
 // per call, so the objects are built here per cluster and applied with its Apply helpers.
-func agentHubPermission(kubeClient kubernetes.Interface) agent.PermissionConfigFunc {
+func agentHubPermission(kubeClient kubernetes.Interface, reportQuota int) agent.PermissionConfigFunc {
 	return func(cluster *clusterv1.ManagedCluster, addon *addonv1alpha1.ManagedClusterAddOn) error {
 		ctx, cancel := context.WithTimeout(context.Background(), permissionTimeout)
 		defer cancel()
@@ -44,33 +45,53 @@ func agentHubPermission(kubeClient kubernetes.Interface) agent.PermissionConfigF
 		if _, _, err := utils.ApplyRoleBinding(ctx, kubeClient.RbacV1(), AgentHubRoleBinding(cluster.Name, addon)); err != nil {
 			return fmt.Errorf("applying RoleBinding %s/%s: %w", cluster.Name, AgentHubRoleName, err)
 		}
+		if err := applyAgentReportQuota(ctx, kubeClient, AgentReportQuota(cluster.Name, addon, reportQuota)); err != nil {
+			return fmt.Errorf("applying ResourceQuota %s/%s: %w", cluster.Name, AgentReportQuotaName, err)
+		}
 		return nil
 	}
 }
 
-// AgentHubRole is the Role of cluster's agent in the cluster's namespace on the hub: it
-// writes one ApplicationStatusReport per Application, a condition on its own
-// ManagedClusterAddOn, and Events.
+// AgentHubRole is the Role of cluster's agent in the cluster's namespace on the hub, with
+// AgentHubRules.
 func AgentHubRole(cluster string, addon *addonv1alpha1.ManagedClusterAddOn) *rbacv1.Role {
 	return &rbacv1.Role{
 		ObjectMeta: agentHubObjectMeta(cluster, addon),
-		Rules: []rbacv1.PolicyRule{
-			{
-				APIGroups: []string{appsv1alpha1.GroupVersion.Group},
-				Resources: []string{"applicationstatusreports"},
-				Verbs:     []string{"create", "update", "patch", "delete", "get", "list", "watch"},
-			},
-			{
-				APIGroups:     []string{addonv1alpha1.GroupName},
-				Resources:     []string{"managedclusteraddons", "managedclusteraddons/status"},
-				ResourceNames: []string{apps.AddonName},
-				Verbs:         []string{"get", "patch", "update"},
-			},
-			{
-				APIGroups: []string{"", "events.k8s.io"},
-				Resources: []string{"events"},
-				Verbs:     []string{"create", "patch"},
-			},
+		Rules:      AgentHubRules(),
+	}
+}
+
+// AgentHubRules is everything an agent does on the hub, in its cluster's namespace, and
+// nothing more (a rule here that the agent does not use is a grant an attacker holding a
+// cluster's agent credentials would get for free):
+//   - ApplicationStatusReports: its hub cache lists and watches them; it writes them with
+//     server-side apply (patch, and create when the report is new) and deletes them. It
+//     never reads one uncached nor updates one.
+//   - its own ManagedClusterAddOn, by name: it reads it (the reports' owner, and the
+//     hub-credentials health check) and patches its status (the ApplicationsWatched
+//     condition). It never writes its spec, which says where and how the agent is
+//     installed.
+//
+// The chart ships the same rules as a ClusterRole; the integration test of the addon
+// compares the Role the addon writes against a literal list, rule for rule.
+func AgentHubRules() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{
+		{
+			APIGroups: []string{appsv1alpha1.GroupVersion.Group},
+			Resources: []string{"applicationstatusreports"},
+			Verbs:     []string{"create", "patch", "delete", "list", "watch"},
+		},
+		{
+			APIGroups:     []string{addonv1alpha1.GroupName},
+			Resources:     []string{"managedclusteraddons"},
+			ResourceNames: []string{apps.AddonName},
+			Verbs:         []string{"get"},
+		},
+		{
+			APIGroups:     []string{addonv1alpha1.GroupName},
+			Resources:     []string{"managedclusteraddons/status"},
+			ResourceNames: []string{apps.AddonName},
+			Verbs:         []string{"patch"},
 		},
 	}
 }

@@ -133,7 +133,7 @@ func TestOptionsValidate(t *testing.T) {
 func TestAgentHubPermission(t *testing.T) {
 	kubeClient := kubefake.NewClientset()
 	addon := testAddon("", nil)
-	apply := agentHubPermission(kubeClient)
+	apply := agentHubPermission(kubeClient, 7)
 	// Twice: the second call must find everything in place.
 	for range 2 {
 		if err := apply(testCluster(nil), addon); err != nil {
@@ -147,10 +147,11 @@ func TestAgentHubPermission(t *testing.T) {
 	}
 	wantRules := []rbacv1.PolicyRule{
 		{APIGroups: []string{"apps.open-cluster-management.io"}, Resources: []string{"applicationstatusreports"},
-			Verbs: []string{"create", "update", "patch", "delete", "get", "list", "watch"}},
-		{APIGroups: []string{"addon.open-cluster-management.io"}, Resources: []string{"managedclusteraddons", "managedclusteraddons/status"},
-			ResourceNames: []string{"argocd-pull"}, Verbs: []string{"get", "patch", "update"}},
-		{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
+			Verbs: []string{"create", "patch", "delete", "list", "watch"}},
+		{APIGroups: []string{"addon.open-cluster-management.io"}, Resources: []string{"managedclusteraddons"},
+			ResourceNames: []string{"argocd-pull"}, Verbs: []string{"get"}},
+		{APIGroups: []string{"addon.open-cluster-management.io"}, Resources: []string{"managedclusteraddons/status"},
+			ResourceNames: []string{"argocd-pull"}, Verbs: []string{"patch"}},
 	}
 	if diff := cmp.Diff(wantRules, role.Rules); diff != "" {
 		t.Errorf("Role rules (-want +got):\n%s", diff)
@@ -164,7 +165,14 @@ func TestAgentHubPermission(t *testing.T) {
 	if diff := cmp.Diff(wantSubjects, binding.Subjects); diff != "" {
 		t.Errorf("RoleBinding subjects (-want +got; the cluster's group only):\n%s", diff)
 	}
-	for _, owned := range []metav1.Object{role, binding} {
+	quota, err := kubeClient.CoreV1().ResourceQuotas("cluster1").Get(ctx, AgentReportQuotaName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("getting ResourceQuota: %v", err)
+	}
+	if got := quota.Spec.Hard[ReportCountResource]; len(quota.Spec.Hard) != 1 || got.Value() != 7 {
+		t.Errorf("ResourceQuota hard = %v, want only %s: 7", quota.Spec.Hard, ReportCountResource)
+	}
+	for _, owned := range []metav1.Object{role, binding, quota} {
 		refs := owned.GetOwnerReferences()
 		if len(refs) != 1 || refs[0].Kind != "ManagedClusterAddOn" || refs[0].UID != addon.UID {
 			t.Errorf("%s owner references = %+v, want the ManagedClusterAddOn", owned.GetName(), refs)
