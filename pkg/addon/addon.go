@@ -43,8 +43,8 @@ func NewAgentAddon(kubeClient kubernetes.Interface, addonClient addonclient.Inte
 		WithAgentInstallNamespace(agentInstallNamespace(configGetter)).
 		WithAgentRegistrationOption(&agent.RegistrationOption{
 			CSRConfigurations: agent.KubeClientSignerConfigurations(apps.AddonName, AgentName),
-			CSRApproveCheck:   utils.DefaultCSRApprover(AgentName),
-			PermissionConfig:  agentHubPermission(kubeClient),
+			CSRApproveCheck:   agentCSRApprover(),
+			PermissionConfig:  agentHubPermission(kubeClient, opts.AgentReportQuota),
 		}).
 		WithAgentHealthProber(&agent.HealthProber{Type: agent.HealthProberTypeLease}).
 		// The image-registries annotation of a ManagedCluster mirrors the agent image.

@@ -31,6 +31,10 @@ type Options struct {
 	WatchNamespaces []string
 	// LogLevel is the agent's klog verbosity (--v).
 	LogLevel int
+	// AgentReportQuota is how many ApplicationStatusReports a cluster's namespace may hold
+	// (a ResourceQuota per cluster namespace): the most Applications one cluster reports,
+	// plus headroom.
+	AgentReportQuota int
 }
 
 // NewOptions returns the defaults.
@@ -40,6 +44,7 @@ func NewOptions() *Options {
 		AgentImagePullPolicy: corev1.PullIfNotPresent,
 		WatchNamespaces:      []string{"argocd"},
 		LogLevel:             2,
+		AgentReportQuota:     DefaultAgentReportQuota,
 	}
 }
 
@@ -57,6 +62,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 			VariableWatchNamespaces+" overrides it).")
 	fs.IntVar(&o.LogLevel, "agent-log-level", o.LogLevel,
 		"Default klog verbosity of the agent (AddOnDeploymentConfig customizedVariable "+VariableLogLevel+" overrides it).")
+	fs.IntVar(&o.AgentReportQuota, "agent-report-quota", o.AgentReportQuota,
+		"How many ApplicationStatusReports each cluster's namespace may hold (a ResourceQuota the addon writes there): "+
+			"the most Applications one managed cluster's Argo CD runs from the hub, plus headroom. A report past it is refused.")
 }
 
 // Validate reports options the agent could not run with.
@@ -77,6 +85,9 @@ func (o *Options) Validate() error {
 	}
 	if _, err := parseWatchNamespaces(o.WatchNamespaces); err != nil {
 		errs = append(errs, fmt.Errorf("--agent-watch-namespaces: %w", err))
+	}
+	if o.AgentReportQuota < 1 {
+		errs = append(errs, fmt.Errorf("--agent-report-quota %d is not a positive number of reports", o.AgentReportQuota))
 	}
 	if err := validateLogLevel(o.LogLevel); err != nil {
 		errs = append(errs, fmt.Errorf("--agent-log-level: %w", err))

@@ -34,17 +34,24 @@ const permissionTimeout = 30 * time.Second
 // ClusterRole AgentHubRoleName, bound only to the group of that cluster's addon agent
 // (system:open-cluster-management:cluster:<cluster>:addon:argocd-pull), never to the
 // addon-wide group every cluster's agent is in, so cluster A's agent can never write
-// cluster B's reports. The RoleBinding is owned by the ManagedClusterAddOn and goes with it.
+// cluster B's reports. A ResourceQuota bounds how many reports the namespace holds
+// (reportQuota). Both are owned by the ManagedClusterAddOn and go with it.
 //
 // A fixed ClusterRole, not a Role per cluster, so the manager needs no write on Roles
 // anywhere: only RoleBinding writes and `bind` on that one ClusterRole (the API server's
 // escalation check). The framework's RBACPermissionBuilder binds ClusterRoles only with
 // ClusterRoleBindings, so the RoleBinding is built here and applied with its helper.
-func agentHubPermission(kubeClient kubernetes.Interface) agent.PermissionConfigFunc {
+func agentHubPermission(kubeClient kubernetes.Interface, reportQuota int) agent.PermissionConfigFunc {
 	return func(cluster *clusterv1.ManagedCluster, addon *addonv1alpha1.ManagedClusterAddOn) error {
 		ctx, cancel := context.WithTimeout(context.Background(), permissionTimeout)
 		defer cancel()
-		return applyAgentHubRoleBinding(ctx, kubeClient, AgentHubRoleBinding(cluster.Name, addon))
+		if err := applyAgentHubRoleBinding(ctx, kubeClient, AgentHubRoleBinding(cluster.Name, addon)); err != nil {
+			return err
+		}
+		if err := applyAgentReportQuota(ctx, kubeClient, AgentReportQuota(cluster.Name, addon, reportQuota)); err != nil {
+			return fmt.Errorf("applying ResourceQuota %s/%s: %w", cluster.Name, AgentReportQuotaName, err)
+		}
+		return nil
 	}
 }
 
@@ -68,27 +75,38 @@ func applyAgentHubRoleBinding(ctx context.Context, kubeClient kubernetes.Interfa
 	return nil
 }
 
-// AgentHubRules are the rules of the ClusterRole AgentHubRoleName: in its cluster's
-// namespace, an agent writes one ApplicationStatusReport per Application, a condition on
-// its own ManagedClusterAddOn, and Events. The hub chart's ClusterRole carries exactly
-// these (test/integration/chart compares them rule for rule).
+// AgentHubRules is everything an agent does on the hub, in its cluster's namespace, and
+// nothing more (a rule here that the agent does not use is a grant an attacker holding a
+// cluster's agent credentials would get for free):
+//   - ApplicationStatusReports: its hub cache lists and watches them; it writes them with
+//     server-side apply (patch, and create when the report is new) and deletes them. It
+//     never reads one uncached nor updates one.
+//   - its own ManagedClusterAddOn, by name: it reads it (the reports' owner, and the
+//     hub-credentials health check) and patches its status (the ApplicationsWatched
+//     condition). It never writes its spec, which says where and how the agent is
+//     installed.
+//
+// The hub chart's ClusterRole AgentHubRoleName carries exactly these
+// (test/integration/chart compares them rule for rule, and the addon suite compares them
+// against a literal list).
 func AgentHubRules() []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{
 		{
 			APIGroups: []string{appsv1alpha1.GroupVersion.Group},
 			Resources: []string{"applicationstatusreports"},
-			Verbs:     []string{"create", "update", "patch", "delete", "get", "list", "watch"},
+			Verbs:     []string{"create", "patch", "delete", "list", "watch"},
 		},
 		{
 			APIGroups:     []string{addonv1alpha1.GroupName},
-			Resources:     []string{"managedclusteraddons", "managedclusteraddons/status"},
+			Resources:     []string{"managedclusteraddons"},
 			ResourceNames: []string{apps.AddonName},
-			Verbs:         []string{"get", "patch", "update"},
+			Verbs:         []string{"get"},
 		},
 		{
-			APIGroups: []string{"", "events.k8s.io"},
-			Resources: []string{"events"},
-			Verbs:     []string{"create", "patch"},
+			APIGroups:     []string{addonv1alpha1.GroupName},
+			Resources:     []string{"managedclusteraddons/status"},
+			ResourceNames: []string{apps.AddonName},
+			Verbs:         []string{"patch"},
 		},
 	}
 }

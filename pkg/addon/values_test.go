@@ -138,7 +138,7 @@ func TestAgentHubPermission(t *testing.T) {
 	earlier := AgentHubRoleBinding("cluster1", addon)
 	earlier.RoleRef = rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: AgentHubRoleName}
 	kubeClient := kubefake.NewClientset(earlier)
-	apply := agentHubPermission(kubeClient)
+	apply := agentHubPermission(kubeClient, 7)
 	// Twice: the second call must find everything in place.
 	for range 2 {
 		if err := apply(testCluster(nil), addon); err != nil {
@@ -147,6 +147,17 @@ func TestAgentHubPermission(t *testing.T) {
 	}
 	if roles, err := kubeClient.RbacV1().Roles("cluster1").List(ctx, metav1.ListOptions{}); err != nil || len(roles.Items) > 0 {
 		t.Errorf("Roles in the cluster namespace = %v (err %v), want none: the chart's ClusterRole is bound", roles, err)
+	}
+	wantRules := []rbacv1.PolicyRule{
+		{APIGroups: []string{"apps.open-cluster-management.io"}, Resources: []string{"applicationstatusreports"},
+			Verbs: []string{"create", "patch", "delete", "list", "watch"}},
+		{APIGroups: []string{"addon.open-cluster-management.io"}, Resources: []string{"managedclusteraddons"},
+			ResourceNames: []string{"argocd-pull"}, Verbs: []string{"get"}},
+		{APIGroups: []string{"addon.open-cluster-management.io"}, Resources: []string{"managedclusteraddons/status"},
+			ResourceNames: []string{"argocd-pull"}, Verbs: []string{"patch"}},
+	}
+	if diff := cmp.Diff(wantRules, AgentHubRules()); diff != "" {
+		t.Errorf("agent hub rules (-want +got):\n%s", diff)
 	}
 	binding, err := kubeClient.RbacV1().RoleBindings("cluster1").Get(ctx, AgentHubRoleName, metav1.GetOptions{})
 	if err != nil {
@@ -160,9 +171,18 @@ func TestAgentHubPermission(t *testing.T) {
 	if diff := cmp.Diff(wantSubjects, binding.Subjects); diff != "" {
 		t.Errorf("RoleBinding subjects (-want +got; the cluster's group only):\n%s", diff)
 	}
-	refs := binding.GetOwnerReferences()
-	if len(refs) != 1 || refs[0].Kind != "ManagedClusterAddOn" || refs[0].UID != addon.UID {
-		t.Errorf("RoleBinding owner references = %+v, want the ManagedClusterAddOn", refs)
+	quota, err := kubeClient.CoreV1().ResourceQuotas("cluster1").Get(ctx, AgentReportQuotaName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("getting ResourceQuota: %v", err)
+	}
+	if got := quota.Spec.Hard[ReportCountResource]; len(quota.Spec.Hard) != 1 || got.Value() != 7 {
+		t.Errorf("ResourceQuota hard = %v, want only %s: 7", quota.Spec.Hard, ReportCountResource)
+	}
+	for _, owned := range []metav1.Object{binding, quota} {
+		refs := owned.GetOwnerReferences()
+		if len(refs) != 1 || refs[0].Kind != "ManagedClusterAddOn" || refs[0].UID != addon.UID {
+			t.Errorf("%s owner references = %+v, want the ManagedClusterAddOn", owned.GetName(), refs)
+		}
 	}
 }
 

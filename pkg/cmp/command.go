@@ -50,7 +50,7 @@ Environment (set by Argo CD; plugin env entries arrive prefixed with ARGOCD_ENV_
   ` + EnvAppNamespace + `   the destination namespace: the target cluster's namespace on the hub
   ` + EnvCluster + `      plugin env CLUSTER: the target cluster, overriding the destination namespace
   ` + EnvNamespace + `    plugin env NAMESPACE: namespace on the cluster for objects without one
-  ` + EnvHelmValues + `  plugin env HELM_VALUES: comma-separated values files for helm template
+  ` + EnvHelmValues + `  plugin env HELM_VALUES: comma-separated values files for helm template, inside the repository
   ` + EnvAppRevision + `    recorded on the ManifestWork
   ` + EnvArgoCDNamespace + `            Argo CD's namespace (set by the sidecar), the Application's namespace`,
 		Args: cobra.NoArgs,

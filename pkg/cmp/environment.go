@@ -9,6 +9,7 @@ package cmp
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/naming"
@@ -62,8 +63,12 @@ type Environment struct {
 	Namespace string
 	// Revision is the rendered revision, recorded on the ManifestWork.
 	Revision string
-	// HelmValues are values files passed to helm template, in order.
+	// HelmValues are values files passed to helm template, in order: paths relative to
+	// the source path that stay inside the repository (checked when rendering).
 	HelmValues []string
+	// SourcePath is the source's path inside the repository (ARGOCD_APP_SOURCE_PATH); the
+	// rendered directory minus it is the repository's root.
+	SourcePath string
 
 	// qualified is true when Argo CD named the Application "<namespace>_<name>", which
 	// it does only for Applications outside its own namespace.
@@ -107,10 +112,19 @@ func EnvironmentFrom(getenv func(string) string) (Environment, error) {
 		}
 	}
 	for _, f := range strings.Split(getenv(EnvHelmValues), ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			env.HelmValues = append(env.HelmValues, f)
+		if f = strings.TrimSpace(f); f == "" {
+			continue
 		}
+		// helm template fetches a URL and reads any path: either would let an
+		// Application's author feed the hub's repo-server files or requests beyond the
+		// repository Argo CD checked out for it.
+		if strings.Contains(f, "://") || filepath.IsAbs(f) {
+			return Environment{}, fmt.Errorf("plugin env HELM_VALUES (%s) entry %q is not a path inside the repository: "+
+				"name values files relative to the source path, with no URL or absolute path", EnvHelmValues, f)
+		}
+		env.HelmValues = append(env.HelmValues, f)
 	}
+	env.SourcePath = strings.TrimSpace(getenv(EnvAppSourcePath))
 	return env, nil
 }
 

@@ -73,6 +73,9 @@ func Render(ctx context.Context, dir string, env Environment) ([]Manifest, error
 		}
 	case SourceHelm:
 		var out []byte
+		if err = valuesFilesInRepository(dir, env); err != nil {
+			return nil, err
+		}
 		if out, err = runTool(ctx, dir, "Chart.yaml", helmBinary, helmTemplateArgs(env)...); err == nil {
 			manifests, err = decodeRendered("helm template", out)
 		}
@@ -146,7 +149,7 @@ func readDirectory(dir string) ([]Manifest, error) {
 			if err != nil {
 				return fmt.Errorf("%s is a broken symlink: %w", rel, err)
 			}
-			if inside, _ := filepath.Rel(root, target); inside == ".." || strings.HasPrefix(inside, ".."+string(filepath.Separator)) {
+			if !within(root, target) {
 				return fmt.Errorf("%s is a symlink out of the source path: copy the file into the repository instead", rel)
 			}
 			if ok, err := isFile(target); err != nil || !ok {
@@ -173,4 +176,71 @@ func isManifestFile(name string) bool {
 		return true
 	}
 	return false
+}
+
+// within says whether path is root or below it; both are absolute with symlinks resolved.
+func within(root, path string) bool {
+	rel, err := filepath.Rel(root, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// repositoryRoot is the root of the repository checkout that dir, the source path,
+// belongs to: dir minus env.SourcePath, or dir itself when Argo CD named no source path
+// or dir does not end with it. Symlinks are resolved.
+func repositoryRoot(dir string, env Environment) (string, error) {
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", fmt.Errorf("reading the source directory: %w", err)
+	}
+	source := filepath.Clean(filepath.FromSlash(env.SourcePath))
+	if source == "." || filepath.IsAbs(source) || source == ".." || strings.HasPrefix(source, ".."+string(filepath.Separator)) {
+		return root, nil
+	}
+	if trimmed, ok := strings.CutSuffix(root, string(filepath.Separator)+source); ok {
+		return trimmed, nil
+	}
+	return root, nil
+}
+
+// valuesFilesInRepository checks that every HELM_VALUES file, symlinks resolved, is
+// inside the repository, so an Application cannot make the repo-server's helm read its
+// other files (another repository's checkout, service account tokens). A file that does
+// not exist is left to helm, which names it; its path must still stay inside.
+func valuesFilesInRepository(dir string, env Environment) error {
+	if len(env.HelmValues) == 0 {
+		return nil
+	}
+	root, err := repositoryRoot(dir, env)
+	if err != nil {
+		return err
+	}
+	source, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return fmt.Errorf("reading the source directory: %w", err)
+	}
+	for _, f := range env.HelmValues {
+		path := filepath.Join(source, f)
+		resolved, err := filepath.EvalSymlinks(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			// A missing file in a directory that resolves: the directory decides. A broken
+			// symlink, or one through a directory that does not resolve, is refused: its
+			// target may exist where helm runs.
+			if _, lerr := os.Lstat(path); lerr == nil {
+				return fmt.Errorf("plugin env HELM_VALUES (%s) entry %q leads out of the repository or nowhere: it is a broken symlink", EnvHelmValues, f)
+			}
+			var dir string
+			if dir, err = filepath.EvalSymlinks(filepath.Dir(path)); err != nil {
+				return fmt.Errorf("plugin env HELM_VALUES (%s) entry %q leads out of the repository or nowhere: its directory does not resolve: %w", EnvHelmValues, f, err)
+			}
+			resolved = filepath.Join(dir, filepath.Base(path))
+		}
+		if err != nil {
+			return fmt.Errorf("plugin env HELM_VALUES (%s) entry %q: %w", EnvHelmValues, f, err)
+		}
+		if !within(root, resolved) {
+			return fmt.Errorf("plugin env HELM_VALUES (%s) entry %q leads out of the repository (to %s): "+
+				"values files must be inside the repository; copy the file into it", EnvHelmValues, f, resolved)
+		}
+	}
+	return nil
 }

@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -28,6 +29,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -82,8 +84,11 @@ type PullModel struct {
 
 	opts    PullModelOptions
 	manager *argoCDProcess
-	// managerMetrics is the manager's metrics address (host:port).
+	// managerMetrics is the manager's metrics URL; with the chart's --metrics-secure it is
+	// https and scraped with metricsToken, a token of a ServiceAccount bound to the
+	// chart's metrics-reader ClusterRole, as the README tells Prometheus' to be.
 	managerMetrics string
+	metricsToken   string
 	mu             sync.Mutex
 	agents         map[string]*argoCDProcess
 	// agentMetrics is each cluster's agent's metrics address (host:port).
@@ -157,7 +162,13 @@ func InstallPullModel(ctx context.Context, f *Fleet, opts PullModelOptions) (_ *
 		"--agent-report-grace-period", "15s",
 	)
 	args = append(args, opts.ManagerArgs...)
-	p.managerMetrics = framework.LoopbackAddress(ports[0])
+	p.managerMetrics = "http://" + framework.LoopbackAddress(ports[0]) + "/metrics"
+	if slices.Contains(chartArgs, "--metrics-secure") {
+		p.managerMetrics = "https://" + framework.LoopbackAddress(ports[0]) + "/metrics"
+		if p.metricsToken, err = metricsReaderToken(ctx, f.Hub.ControlPlane); err != nil {
+			return p, err
+		}
+	}
 	if p.manager, err = startArgoCDProcess(p.Binary, "argocd-pull-addon-manager", p.ManagerLog(), os.Environ(), args); err != nil {
 		return p, err
 	}
@@ -167,8 +178,41 @@ func InstallPullModel(ctx context.Context, f *Fleet, opts PullModelOptions) (_ *
 	return p, nil
 }
 
-// ManagerMetricsURL is where the manager serves its Prometheus metrics.
-func (p *PullModel) ManagerMetricsURL() string { return "http://" + p.managerMetrics + "/metrics" }
+// ScrapeManagerMetrics reads the manager's Prometheus metrics as Prometheus would.
+func (p *PullModel) ScrapeManagerMetrics() (framework.Metrics, error) {
+	return framework.ScrapeMetricsAs(p.managerMetrics, p.metricsToken)
+}
+
+// metricsReaderToken is a token of ServiceAccount monitoring/prometheus, bound to the
+// chart's <release>-metrics-reader ClusterRole (README, "Security model").
+func metricsReaderToken(ctx context.Context, cp *ControlPlane) (string, error) {
+	const namespace, name = "monitoring", "prometheus"
+	c := cp.APIServer.Client
+	for _, o := range []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}},
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}},
+		&rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "prometheus-metrics-reader"},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: framework.ChartName + "-metrics-reader"},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: namespace, Name: name}},
+		},
+	} {
+		if err := c.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
+			return "", fmt.Errorf("creating %T %s for scraping the manager's metrics: %w", o, o.GetName(), err)
+		}
+	}
+	cs, err := kubernetes.NewForConfig(cp.APIServer.Config)
+	if err != nil {
+		return "", err
+	}
+	tr, err := cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](24 * 3600)}},
+		metav1.CreateOptions{})
+	if err != nil {
+		return "", fmt.Errorf("requesting a token for ServiceAccount %s/%s: %w", namespace, name, err)
+	}
+	return tr.Status.Token, nil
+}
 
 // AgentMetricsURL is where cluster's agent, when started, serves its Prometheus metrics.
 func (p *PullModel) AgentMetricsURL(cluster string) string {

@@ -50,6 +50,7 @@ pulled with the same Secrets' names. */}}
 {{- define "argocd-pull-integration.addonManagerArgs" -}}
 - --agent-image={{ include "argocd-pull-integration.image" . }}
 - --agent-image-pull-policy={{ .Values.image.pullPolicy }}
+- --agent-report-quota={{ .Values.security.agentReportQuota }}
 {{- with .Values.imagePullSecrets }}
 - --agent-image-pull-secrets={{ range $i, $secret := . }}{{ if $i }},{{ end }}{{ $secret.name }}{{ end }}
 {{- end }}

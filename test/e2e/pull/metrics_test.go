@@ -22,7 +22,8 @@ func metricsSpecs() {
 
 	It("has the manager time deliveries and reports and count clusters and Applications", func(ctx SpecContext) {
 		Eventually(func(g Gomega) {
-			m := scrape(g, pull.ManagerMetricsURL())
+			m, err := pull.ScrapeManagerMetrics()
+			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(m.HistogramCount("argocd_pull_propagation_latency_seconds")).To(BeNumerically(">=", len(clusters)),
 				"each cluster's hub Application was written into a ManifestWork")
 			g.Expect(m.HistogramCount("argocd_pull_report_freshness_seconds")).To(BeNumerically(">=", len(clusters)),

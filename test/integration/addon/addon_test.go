@@ -33,6 +33,7 @@ import (
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/addon"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/report"
 )
 
 const (
@@ -44,6 +45,9 @@ const (
 	// imagePullSecrets): the klusterlet's pull Secret, which it copies into addon namespaces.
 	testPullSecret   = "open-cluster-management-image-pull-credentials"
 	defaultNamespace = "open-cluster-management-agent-addon"
+	// reportQuota is the addon manager's --agent-report-quota here: a cluster's second
+	// report is past it.
+	reportQuota = 1
 )
 
 var seq atomic.Int32
@@ -133,9 +137,11 @@ func agentClient(cluster string) client.Client {
 	return c
 }
 
+// newReport is the report of Application argocd/name on cluster, shaped as the agent
+// writes it (the chart's admission policy refuses other shapes from agents).
 func newReport(cluster, name string) *appsv1alpha1.ApplicationStatusReport {
 	return &appsv1alpha1.ApplicationStatusReport{
-		ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: name},
+		ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: report.ReportName("argocd", name)},
 		Source: appsv1alpha1.ApplicationReportSource{
 			Cluster: cluster, Namespace: "argocd", Name: name,
 			HubApplicationNamespace: "argocd", HubApplicationName: name,
@@ -316,6 +322,19 @@ var _ = Describe("The argocd-pull addon manager", func() {
 		Expect(k8s.List(ctx, &roles, client.InNamespace(cluster))).To(Succeed())
 		Expect(roles.Items).To(BeEmpty())
 
+		By("binding the chart's ClusterRole, which grants exactly what the agent uses")
+		role := &rbacv1.ClusterRole{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Name: addon.AgentHubRoleName}, role)).To(Succeed())
+		// Rule for rule: a rule added to the agent's grants fails here until it is listed.
+		Expect(role.Rules).To(Equal([]rbacv1.PolicyRule{
+			{APIGroups: []string{"apps.open-cluster-management.io"}, Resources: []string{"applicationstatusreports"},
+				Verbs: []string{"create", "patch", "delete", "list", "watch"}},
+			{APIGroups: []string{"addon.open-cluster-management.io"}, Resources: []string{"managedclusteraddons"},
+				ResourceNames: []string{"argocd-pull"}, Verbs: []string{"get"}},
+			{APIGroups: []string{"addon.open-cluster-management.io"}, Resources: []string{"managedclusteraddons/status"},
+				ResourceNames: []string{"argocd-pull"}, Verbs: []string{"patch"}},
+		}))
+
 		mca := &addonv1alpha1.ManagedClusterAddOn{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: cluster, Name: apps.AddonName}, mca)).To(Succeed())
 		Expect(binding.GetOwnerReferences()).To(ContainElement(HaveField("UID", mca.UID)),
@@ -333,16 +352,22 @@ var _ = Describe("The argocd-pull addon manager", func() {
 
 		// RBAC caches in the API server follow the new bindings within moments.
 		Eventually(func() error { return agentA.Create(ctx, newReport(a, "guestbook")) }, timeout, interval).Should(Succeed())
-		report := &appsv1alpha1.ApplicationStatusReport{}
-		Expect(agentA.Get(ctx, client.ObjectKey{Namespace: a, Name: "guestbook"}, report)).To(Succeed())
+		// The agent writes with server-side apply (a patch); it reads through its cache (list, watch).
+		reports := &appsv1alpha1.ApplicationStatusReportList{}
+		Expect(agentA.List(ctx, reports, client.InNamespace(a))).To(Succeed())
+		Expect(reports.Items).To(HaveLen(1))
+		report := &reports.Items[0]
+		before := report.DeepCopy()
 		report.Status.Health.Status = appsv1alpha1.HealthStatusDegraded
-		Expect(agentA.Update(ctx, report)).To(Succeed())
+		Expect(agentA.Patch(ctx, report, client.MergeFrom(before))).To(Succeed())
 
 		err := agentA.Create(ctx, newReport(b, "guestbook"))
 		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "creating in B's namespace: %v", err)
 		Expect(k8s.Create(ctx, newReport(b, "guestbook"))).To(Succeed())
-		err = agentA.Get(ctx, client.ObjectKey{Namespace: b, Name: "guestbook"}, &appsv1alpha1.ApplicationStatusReport{})
-		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "reading B's report: %v", err)
+		err = agentA.List(ctx, &appsv1alpha1.ApplicationStatusReportList{}, client.InNamespace(b))
+		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "listing B's reports: %v", err)
+		err = agentA.Delete(ctx, newReport(b, "guestbook"))
+		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "deleting B's report: %v", err)
 
 		// Its own ManagedClusterAddOn (where it writes a condition), not B's, and no other addon's.
 		mca := &addonv1alpha1.ManagedClusterAddOn{}

@@ -1,6 +1,7 @@
 package addon_test
 
 import (
+	"fmt"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -20,6 +21,9 @@ const (
 	releaseNamespace = "argocd"
 	// managerUser is the manager's ServiceAccount as the chart's defaults name it.
 	managerUser = "system:serviceaccount:" + releaseNamespace + ":" + releaseName + "-manager"
+	// agentReportPolicyName names the chart's ValidatingAdmissionPolicy on the agents'
+	// reports and its binding.
+	agentReportPolicyName = releaseName + "-agent-reports"
 )
 
 // renderAddonTemplates renders charts/argocd-pull-integration as
@@ -44,6 +48,25 @@ func renderAddonTemplates(addonValues map[string]any) ([]*unstructured.Unstructu
 			obj.GetKind() == "ClusterRole" && obj.GetName() == addon.AgentHubRoleName:
 			objects = append(objects, obj)
 		}
+	}
+	return objects, nil
+}
+
+// renderAgentReportPolicy renders the chart as renderAddonTemplates does and keeps its
+// admission policy on the agents' ApplicationStatusReports and the policy's binding.
+func renderAgentReportPolicy() ([]*unstructured.Unstructured, error) {
+	rendered, err := framework.RenderChart(releaseNamespace, nil)
+	if err != nil {
+		return nil, err
+	}
+	var objects []*unstructured.Unstructured
+	for _, obj := range rendered {
+		if obj.GetName() == agentReportPolicyName {
+			objects = append(objects, obj)
+		}
+	}
+	if len(objects) != 2 {
+		return nil, fmt.Errorf("the chart renders %d objects named %s, want the policy and its binding", len(objects), agentReportPolicyName)
 	}
 	return objects, nil
 }

@@ -70,6 +70,10 @@ var _ = BeforeSuite(func() {
 	Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: releaseNamespace}})).To(Succeed())
 	chartObjects, err := renderAddonTemplates(nil)
 	Expect(err).NotTo(HaveOccurred())
+	// And the chart's admission policy on the agents' reports, as on a hub the chart installed.
+	policyObjects, err := renderAgentReportPolicy()
+	Expect(err).NotTo(HaveOccurred())
+	chartObjects = append(chartObjects, policyObjects...)
 	for _, obj := range chartObjects {
 		Expect(k8s.Create(ctx, obj)).To(Succeed(), "creating %s %s", obj.GetKind(), obj.GetName())
 	}
@@ -90,6 +94,7 @@ var _ = BeforeSuite(func() {
 	opts := addon.NewOptions()
 	opts.AgentImage = testAgentImage
 	opts.AgentImagePullSecrets = []string{testPullSecret}
+	opts.AgentReportQuota = reportQuota
 	renders, err = addon.Setup(mgr, opts)
 	Expect(err).NotTo(HaveOccurred())
 	mgrDone = make(chan error, 1)
