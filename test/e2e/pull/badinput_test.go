@@ -161,21 +161,29 @@ func createStandaloneApp(ctx SpecContext, name string, spec map[string]any) {
 // ManifestWork, its ApplicationStatusReport and the Application on the cluster are gone.
 func deleteStandaloneApp(ctx SpecContext, name string) {
 	GinkgoHelper()
+	deletePulledApp(ctx, badInputCluster, argoNS, name)
+}
+
+// deletePulledApp deletes hub Application hubNS/name, pulled to cluster's argocd
+// namespace, and waits until it, its ManifestWork, its ApplicationStatusReport and the
+// Application on the cluster are gone.
+func deletePulledApp(ctx SpecContext, cluster, hubNS, name string) {
+	GinkgoHelper()
 	app := &unstructured.Unstructured{}
 	app.SetGroupVersionKind(applicationGVK)
-	app.SetNamespace(argoNS)
+	app.SetNamespace(hubNS)
 	app.SetName(name)
 	Expect(client.IgnoreNotFound(hub.Delete(ctx, app))).To(Succeed())
-	spoke := theFleet.Cluster(badInputCluster).APIServer.Client
+	spoke := theFleet.Cluster(cluster).APIServer.Client
 	Eventually(func(g Gomega) {
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(applicationGVK)
-		err := hub.Get(ctx, client.ObjectKey{Namespace: argoNS, Name: name}, u)
-		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "hub Application %s: %v", name, err)
-		g.Expect(worksOfApp(ctx, g, name)).To(BeEmpty())
+		err := hub.Get(ctx, client.ObjectKey{Namespace: hubNS, Name: name}, u)
+		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "hub Application %s/%s: %v", hubNS, name, err)
+		g.Expect(worksIn(ctx, g, cluster, hubNS, name)).To(BeEmpty())
 		err = spoke.Get(ctx, client.ObjectKey{Namespace: argoNS, Name: name}, u)
-		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "Application %s on %s: %v", name, badInputCluster, err)
-		err = hub.Get(ctx, client.ObjectKey{Namespace: badInputCluster, Name: argoNS + "." + name}, &appsv1alpha1.ApplicationStatusReport{})
+		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "Application %s on %s: %v", name, cluster, err)
+		err = hub.Get(ctx, client.ObjectKey{Namespace: cluster, Name: argoNS + "." + name}, &appsv1alpha1.ApplicationStatusReport{})
 		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "ApplicationStatusReport of %s: %v", name, err)
 	}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
 }
@@ -198,11 +206,16 @@ func patchAnnotation(ctx SpecContext, name, key string, value *string) {
 
 // worksOfApp lists the ManifestWorks in badInputCluster's namespace of the hub Application name.
 func worksOfApp(ctx SpecContext, g Gomega, name string) []workv1.ManifestWork {
+	return worksIn(ctx, g, badInputCluster, argoNS, name)
+}
+
+// worksIn lists the ManifestWorks in cluster's namespace of hub Application hubNS/name.
+func worksIn(ctx SpecContext, g Gomega, cluster, hubNS, name string) []workv1.ManifestWork {
 	list := &workv1.ManifestWorkList{}
-	g.ExpectWithOffset(1, hub.List(ctx, list, client.InNamespace(badInputCluster))).To(Succeed())
+	g.ExpectWithOffset(1, hub.List(ctx, list, client.InNamespace(cluster))).To(Succeed())
 	var out []workv1.ManifestWork
 	for _, w := range list.Items {
-		if w.Annotations["apps.open-cluster-management.io/hub-application-namespace"] == argoNS &&
+		if w.Annotations["apps.open-cluster-management.io/hub-application-namespace"] == hubNS &&
 			w.Annotations["apps.open-cluster-management.io/hub-application-name"] == name {
 			out = append(out, w)
 		}

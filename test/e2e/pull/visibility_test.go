@@ -313,8 +313,14 @@ func conditionsWhere(app *unstructured.Unstructured, keep func(message string) b
 
 // warningEvents are the messages of the Warning Events of reason on the hub Application name.
 func warningEvents(ctx SpecContext, g Gomega, name, reason string) []string {
+	return warningEventsIn(ctx, g, argoNS, name, reason)
+}
+
+// warningEventsIn are the messages of the Warning Events of reason on hub Application
+// namespace/name.
+func warningEventsIn(ctx SpecContext, g Gomega, namespace, name, reason string) []string {
 	events := &corev1.EventList{}
-	g.ExpectWithOffset(1, hub.List(ctx, events, client.InNamespace(argoNS))).To(Succeed())
+	g.ExpectWithOffset(1, hub.List(ctx, events, client.InNamespace(namespace))).To(Succeed())
 	var out []string
 	for _, e := range events.Items {
 		if e.InvolvedObject.Kind == "Application" && e.InvolvedObject.Name == name && e.Type == corev1.EventTypeWarning && e.Reason == reason {
