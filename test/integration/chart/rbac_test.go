@@ -6,6 +6,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -144,4 +145,30 @@ var _ = Describe("The chart's RBAC", func() {
 			}
 		}
 	})
+})
+
+var _ = Describe("The manager's addon RBAC, as the API server authorizes it", func() {
+	DescribeTable("lets the addon framework change this addon's ManagedClusterAddOns and ClusterManagementAddOn only",
+		func(ctx context.Context, resource, subresource, namespace, name, verb string, want bool) {
+			review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+				User:   serviceAccountUser,
+				Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + framework.ChartNamespace, "system:authenticated"},
+				ResourceAttributes: &authorizationv1.ResourceAttributes{Group: "addon.open-cluster-management.io",
+					Resource: resource, Subresource: subresource, Namespace: namespace, Name: name, Verb: verb},
+			}}
+			Expect(k8s.Create(ctx, review)).To(Succeed())
+			Expect(review.Status.Allowed).To(Equal(want), "%s %s/%s %s/%s", verb, resource, subresource, namespace, name)
+		},
+		Entry("watch every ManagedClusterAddOn", "managedclusteraddons", "", "", "", "watch", true),
+		Entry("patch its own", "managedclusteraddons", "", "cluster1", "argocd-pull", "patch", true),
+		Entry("patch its own status", "managedclusteraddons", "status", "cluster1", "argocd-pull", "patch", true),
+		Entry("update its ClusterManagementAddOn", "clustermanagementaddons", "", "", "argocd-pull", "update", true),
+		Entry("patch another addon's", "managedclusteraddons", "", "cluster1", "application-manager", "patch", false),
+		Entry("update another addon's", "managedclusteraddons", "", "cluster1", "application-manager", "update", false),
+		Entry("patch another addon's status", "managedclusteraddons", "status", "cluster1", "application-manager", "patch", false),
+		Entry("update another addon's finalizers", "managedclusteraddons", "finalizers", "cluster1", "application-manager", "update", false),
+		Entry("update another ClusterManagementAddOn", "clustermanagementaddons", "", "", "application-manager", "update", false),
+		Entry("delete its own", "managedclusteraddons", "", "cluster1", "argocd-pull", "delete", false),
+		Entry("create one", "managedclusteraddons", "", "cluster1", "", "create", false),
+	)
 })
