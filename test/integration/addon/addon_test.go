@@ -325,15 +325,8 @@ var _ = Describe("The argocd-pull addon manager", func() {
 		By("binding the chart's ClusterRole, which grants exactly what the agent uses")
 		role := &rbacv1.ClusterRole{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Name: addon.AgentHubRoleName}, role)).To(Succeed())
-		// Rule for rule: a rule added to the agent's grants fails here until it is listed.
-		Expect(role.Rules).To(Equal([]rbacv1.PolicyRule{
-			{APIGroups: []string{"apps.open-cluster-management.io"}, Resources: []string{"applicationstatusreports"},
-				Verbs: []string{"create", "patch", "delete", "list", "watch"}},
-			{APIGroups: []string{"addon.open-cluster-management.io"}, Resources: []string{"managedclusteraddons"},
-				ResourceNames: []string{"argocd-pull"}, Verbs: []string{"get"}},
-			{APIGroups: []string{"addon.open-cluster-management.io"}, Resources: []string{"managedclusteraddons/status"},
-				ResourceNames: []string{"argocd-pull"}, Verbs: []string{"patch"}},
-		}))
+		// pkg/addon's unit test holds AgentHubRules to a literal list, rule for rule.
+		Expect(role.Rules).To(Equal(addon.AgentHubRules()))
 
 		mca := &addonv1alpha1.ManagedClusterAddOn{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: cluster, Name: apps.AddonName}, mca)).To(Succeed())
@@ -390,16 +383,7 @@ var _ = Describe("The argocd-pull addon manager", func() {
 		forged := createCSR(ctx, cluster, other, request)
 		genuine := createCSR(ctx, cluster, cluster, request)
 
-		Eventually(func(g Gomega) {
-			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(genuine), genuine)).To(Succeed())
-			g.Expect(genuine.Status.Conditions).To(ContainElement(And(
-				HaveField("Type", certificatesv1.CertificateApproved), HaveField("Status", corev1.ConditionTrue))))
-		}, timeout, interval).Should(Succeed())
-		// The approver saw the forged CSR before the genuine one; it stays unapproved.
-		Consistently(func(g Gomega) {
-			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(forged), forged)).To(Succeed())
-			g.Expect(forged.Status.Conditions).To(BeEmpty())
-		}, 2*time.Second, interval).Should(Succeed())
+		expectOnlyGenuineApproved(ctx, genuine, forged)
 	})
 })
 
@@ -415,6 +399,21 @@ func addonCSRRequest(cluster string) []byte {
 	}}, key)
 	Expect(err).NotTo(HaveOccurred())
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der})
+}
+
+// expectOnlyGenuineApproved waits for genuine to be approved and checks forged, filed
+// before it, stays unapproved.
+func expectOnlyGenuineApproved(ctx context.Context, genuine, forged *certificatesv1.CertificateSigningRequest) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(genuine), genuine)).To(Succeed())
+		g.Expect(genuine.Status.Conditions).To(ContainElement(And(
+			HaveField("Type", certificatesv1.CertificateApproved), HaveField("Status", corev1.ConditionTrue))))
+	}, timeout, interval).Should(Succeed())
+	Consistently(func(g Gomega) {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(forged), forged)).To(Succeed())
+		g.Expect(forged.Status.Conditions).To(BeEmpty())
+	}, 2*time.Second, interval).Should(Succeed())
 }
 
 // createCSR files request for cluster's addon agent as the klusterlet of requester would.

@@ -8,7 +8,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	authorizationv1 "k8s.io/api/authorization/v1"
-	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -230,14 +229,6 @@ var _ = Describe("A cluster's agent identity on the hub", Ordered, func() {
 		request := addonCSRRequest(prod1)
 		forged := createCSR(ctx, prod1, prod10, request)
 		genuine := createCSR(ctx, prod1, prod1, request)
-		Eventually(func(g Gomega) {
-			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(genuine), genuine)).To(Succeed())
-			g.Expect(genuine.Status.Conditions).To(ContainElement(And(
-				HaveField("Type", certificatesv1.CertificateApproved), HaveField("Status", corev1.ConditionTrue))))
-		}, timeout, interval).Should(Succeed())
-		Consistently(func(g Gomega) {
-			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(forged), forged)).To(Succeed())
-			g.Expect(forged.Status.Conditions).To(BeEmpty())
-		}, 2*time.Second, interval).Should(Succeed())
+		expectOnlyGenuineApproved(ctx, genuine, forged)
 	})
 })
