@@ -64,9 +64,9 @@ type Options struct {
 // can run on one machine without flags.
 func NewOptions() *Options {
 	return &Options{
-		Endpoints:       endpoints.NewOptions(8090, 8091),
-		AddonNamespace:  "open-cluster-management-agent-addon",
-		WatchNamespaces: []string{"argocd"},
+		Endpoints:        endpoints.NewOptions(8090, 8091),
+		AddonNamespace:   "open-cluster-management-agent-addon",
+		WatchNamespaces:  []string{"argocd"},
 		ArgoCDNamespace:  "argocd",
 		RedisSecret:      DefaultRedisSecret,
 		RedisCompression: string(cacheutil.RedisCompressionGZip),
