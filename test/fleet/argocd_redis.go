@@ -2,11 +2,7 @@ package fleet
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
-	"os/exec"
-	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -21,29 +17,18 @@ import (
 // under the key auth; the agent reads it (agent --redis-secret).
 const ArgoCDRedisSecret = "argocd-redis"
 
-// RedisServerBinary is Debian's redis-server from PATH (`make debian-packages` installs it).
-func RedisServerBinary() (string, error) {
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		return "", fmt.Errorf("redis-server not found on PATH (Debian package redis-server; `make debian-packages` installs it): %w", err)
-	}
-	return bin, nil
-}
-
 // startRedis starts redis-server on 127.0.0.1:port with a new random password, in memory
 // only (no RDB snapshots, no append-only file), and writes the password into the
 // namespace's argocd-redis Secret (key auth), as Argo CD's installation does. Stop stops it
 // with the other components.
 func (a *ArgoCD) startRedis(c client.Client, port int) error {
-	bin, err := RedisServerBinary()
+	bin, err := framework.RedisServerBinary()
 	if err != nil {
 		return err
 	}
-	secret := make([]byte, 24)
-	if _, err := rand.Read(secret); err != nil {
+	if a.RedisPassword, err = framework.NewRedisPassword(); err != nil {
 		return err
 	}
-	a.RedisPassword = hex.EncodeToString(secret)
 	a.RedisAddr = framework.LoopbackAddress(port)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -51,10 +36,8 @@ func (a *ArgoCD) startRedis(c client.Client, port int) error {
 		return err
 	}
 	// The component name only names the log; redis-server ignores ARGOCD_BINARY_NAME.
-	p, err := startArgoCDProcess(bin, "argocd-redis", a.Logs("argocd-redis"), nil, []string{
-		"--save", "", "--appendonly", "no", "--bind", "127.0.0.1", "--port", strconv.Itoa(port),
-		"--requirepass", a.RedisPassword, "--dir", a.mkdir("redis"),
-	})
+	p, err := startArgoCDProcess(bin, "argocd-redis", a.Logs("argocd-redis"), nil,
+		framework.RedisServerArgs(port, a.RedisPassword, a.mkdir("redis")))
 	if err != nil {
 		return err
 	}
