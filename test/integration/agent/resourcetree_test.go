@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
@@ -55,16 +56,9 @@ func resourceTreeSpecs() {
 				ParentRefs: []argov1alpha1.ResourceRef{rs.ResourceRef}, Health: pod},
 		}}
 	}
-	admin := func(password string) *redis.Client {
-		return redis.NewClient(&redis.Options{Addr: argoRedis.Addr, Password: password})
-	}
-	// writeTree writes t as Argo CD's application controller does.
 	writeTree := func(password string, t *argov1alpha1.ApplicationTree) {
 		GinkgoHelper()
-		rc := admin(password)
-		defer rc.Close()
-		argo := appstate.NewCache(cacheutil.NewCache(cacheutil.NewRedisCache(rc, time.Hour, cacheutil.RedisCompressionGZip)), time.Hour)
-		Expect(argo.SetAppResourcesTree(app, t)).To(Succeed())
+		writeResourceTree(password, app, t)
 	}
 	treeCondition := func() metav1.Condition {
 		mca := managedClusterAddOn()
@@ -76,12 +70,9 @@ func resourceTreeSpecs() {
 		}
 		return metav1.Condition{}
 	}
-	password := argoRedis.Password
-
 	It("reports each resource's health and the not-healthy children from the tree, with the password of Argo CD's Secret", func() {
-		Expect(managed.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: argoNamespace, Name: "argocd-redis"},
-			Data: map[string][]byte{"auth": []byte(password)}})).To(Succeed())
-		writeTree(password, tree(&argov1alpha1.HealthStatus{Status: health.HealthStatusDegraded, Message: degraded},
+		setRedisSecret()
+		writeTree(redisPassword, tree(&argov1alpha1.HealthStatus{Status: health.HealthStatusDegraded, Message: degraded},
 			&argov1alpha1.HealthStatus{Status: health.HealthStatusProgressing, Message: "ContainerCreating"}))
 		createApplication(pulledApp(argoNamespace, app).Build(), inTree("abc", health.HealthStatusDegraded))
 
@@ -103,7 +94,10 @@ func resourceTreeSpecs() {
 	})
 
 	It("reads the tree again when the Application changes", func() {
-		writeTree(password, tree(&argov1alpha1.HealthStatus{Status: health.HealthStatusHealthy}, &argov1alpha1.HealthStatus{Status: health.HealthStatusHealthy}))
+		// Settled: the echo of the agent's own report write (a hub event) has been handled.
+		name := reportKey(argoNamespace, app).Name
+		Consistently(func() int { return reportWrites(name) }).Should(Equal(reportWrites(name)))
+		writeTree(redisPassword, tree(&argov1alpha1.HealthStatus{Status: health.HealthStatusHealthy}, &argov1alpha1.HealthStatus{Status: health.HealthStatusHealthy}))
 		// A tree change alone is not an event: the report keeps the last read.
 		Consistently(reportOf(argoNamespace, app)).Should(HaveField("Status.ResourceTree.NotHealthy", Not(BeEmpty())))
 		// Argo CD updates the Application's status after it wrote the tree.
@@ -119,8 +113,8 @@ func resourceTreeSpecs() {
 
 	It("says False with Redis' error when Redis refuses the credentials, and still reports the rest", func() {
 		By("changing Redis' password without telling the Secret, and dropping the agent's connections")
-		rc := admin(password)
-		Expect(rc.ConfigSet(ctx, "requirepass", "changed-"+password).Err()).To(Succeed())
+		rc := admin(redisPassword)
+		Expect(rc.ConfigSet(ctx, "requirepass", "changed-"+redisPassword).Err()).To(Succeed())
 		Expect(rc.ClientKillByFilter(ctx, "TYPE", "normal").Err()).To(Succeed())
 		_ = rc.Close()
 		Expect(setStatus(ctx, managed, key, inTree("def", health.HealthStatusHealthy))).To(Succeed())
@@ -139,11 +133,8 @@ func resourceTreeSpecs() {
 	})
 
 	It("reads the Secret again at the next change and reports the tree again", func() {
-		password = "changed-" + password
-		secret := &corev1.Secret{}
-		Expect(managed.Get(ctx, client.ObjectKey{Namespace: argoNamespace, Name: "argocd-redis"}, secret)).To(Succeed())
-		secret.Data["auth"] = []byte(password)
-		Expect(managed.Update(ctx, secret)).To(Succeed())
+		redisPassword = "changed-" + redisPassword
+		setRedisSecret()
 		Expect(setStatus(ctx, managed, key, inTree("ghi", health.HealthStatusHealthy))).To(Succeed())
 		Eventually(treeCondition).Should(HaveField("Status", metav1.ConditionTrue))
 		Eventually(reportOf(argoNamespace, app)).Should(And(
@@ -155,4 +146,33 @@ func resourceTreeSpecs() {
 		Expect(managed.Delete(ctx, pulledApp(argoNamespace, app).Build())).To(Succeed())
 		Eventually(reportOf(argoNamespace, app)).Should(BeNil())
 	})
+}
+
+// redisPassword is argoRedis' password as the specs change it.
+var redisPassword string
+
+func admin(password string) *redis.Client {
+	return redis.NewClient(&redis.Options{Addr: argoRedis.Addr, Password: password})
+}
+
+// writeResourceTree writes t as the tree of the Application instanceName as Argo CD's
+// application controller does: its own cache client, gzip.
+func writeResourceTree(password, instanceName string, t *argov1alpha1.ApplicationTree) {
+	GinkgoHelper()
+	rc := admin(password)
+	defer rc.Close()
+	argo := appstate.NewCache(cacheutil.NewCache(cacheutil.NewRedisCache(rc, time.Hour, cacheutil.RedisCompressionGZip)), time.Hour)
+	Expect(argo.SetAppResourcesTree(instanceName, t)).To(Succeed())
+}
+
+// setRedisSecret writes redisPassword into Argo CD's argocd-redis Secret, as Argo CD's
+// installation keeps it.
+func setRedisSecret() {
+	GinkgoHelper()
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: argoNamespace, Name: "argocd-redis"}}
+	_, err := controllerutil.CreateOrUpdate(ctx, managed, secret, func() error {
+		secret.Data = map[string][]byte{"auth": []byte(redisPassword)}
+		return nil
+	})
+	Expect(err).NotTo(HaveOccurred())
 }

@@ -57,6 +57,7 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	argoRedis, err = framework.StartRedisServer(GinkgoT().TempDir())
 	Expect(err).NotTo(HaveOccurred())
+	redisPassword = argoRedis.Password
 	theAgent = startAgent(agentAgainstProxy)
 })
 
