@@ -74,7 +74,7 @@ func newResourceTrees(secrets client.Reader, namespace, secretName, address stri
 	}
 }
 
-// wanted says whether app's report needs the tree: Argo CD keeps its resources' health
+// treeWanted says whether app's report needs the tree: Argo CD keeps its resources' health
 // there, not in the Application.
 func treeWanted(app *argov1alpha1.Application) bool {
 	return app.Status.ResourceHealthSource == argov1alpha1.ResourceHealthLocationAppTree
