@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"time"
@@ -30,6 +31,9 @@ const (
 
 // redisTimeout bounds one Redis request: a tree read must not hold up a report.
 const redisTimeout = 3 * time.Second
+
+// unreachableBackoff is how long reads fail at once after Redis could not be reached.
+const unreachableBackoff = 30 * time.Second
 
 // resourceTrees reads Argo CD's resource tree of an Application (per-resource health and
 // children, what `argocd app resources` shows) from the Redis Argo CD keeps it in, with
@@ -58,6 +62,9 @@ type resourceTrees struct {
 	read    bool
 	// failed are the Applications whose last read failed.
 	failed map[types.NamespacedName]bool
+	// unreachableUntil: Redis could not be reached; reads fail at once until then.
+	unreachableUntil time.Time
+	now              func() time.Time
 
 	// changed gets an event when the condition changes (the environment controller
 	// watches it); retry gets the Applications to read again once reads work.
@@ -69,6 +76,7 @@ func newResourceTrees(secrets client.Reader, namespace, secretName, address stri
 	return &resourceTrees{
 		secrets: secrets, namespace: namespace, secretName: secretName, address: address, compression: compression,
 		failed:  map[types.NamespacedName]bool{},
+		now:     time.Now,
 		changed: make(chan event.GenericEvent, 1),
 		retry:   make(chan event.GenericEvent, 64),
 	}
@@ -83,13 +91,28 @@ func treeWanted(app *argov1alpha1.Application) bool {
 // Tree returns app's resource tree, nil when Argo CD has none for it (yet) or it cannot
 // be read; a read error is kept for the condition, not returned: the report goes out
 // without the tree.
+//
+// After Redis could not be reached, reads fail at once with that error for
+// unreachableBackoff: a Redis behind a dropping firewall would otherwise cost every
+// reconcile the dial timeout and hold up every report behind it. The first read after
+// that tries again (no timer: a change of some Application brings it), and when it works,
+// the Applications whose reads failed are read again.
 func (t *resourceTrees) Tree(ctx context.Context, app *argov1alpha1.Application) *argov1alpha1.ApplicationTree {
 	key := types.NamespacedName{Namespace: app.Namespace, Name: app.Name}
+	if err := t.unreachable(); err != nil {
+		t.record(key, err)
+		return nil
+	}
 	tree, err := t.get(ctx, app)
 	if err != nil && isAuthError(err) {
 		// The password may have changed: read the Secret again, once.
 		t.reset()
 		tree, err = t.get(ctx, app)
+	}
+	if err != nil && isConnectionError(err) {
+		t.mu.Lock()
+		t.unreachableUntil = t.now().Add(unreachableBackoff)
+		t.mu.Unlock()
 	}
 	t.record(key, err)
 	if err != nil {
@@ -163,6 +186,24 @@ func (t *resourceTrees) reset() {
 // Close releases the Redis connections.
 func (t *resourceTrees) Close() {
 	t.reset()
+}
+
+// unreachable is the last error while Redis is considered unreachable, nil otherwise.
+func (t *resourceTrees) unreachable() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.lastErr != nil && t.now().Before(t.unreachableUntil) {
+		return t.lastErr
+	}
+	return nil
+}
+
+// isConnectionError tells whether Redis could not be reached or did not answer in time,
+// as opposed to answering with an error.
+func isConnectionError(err error) bool {
+	var netErr net.Error
+	var opErr *net.OpError
+	return errors.As(err, &netErr) || errors.As(err, &opErr) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // isAuthError tells whether Redis refused the credentials.

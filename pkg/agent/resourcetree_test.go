@@ -1,13 +1,20 @@
 package agent
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"github.com/redis/go-redis/v9"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 )
@@ -84,5 +91,56 @@ func TestResourceTreesCondition(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestResourceTreesBackOffAfterRedisUnreachable(t *testing.T) {
+	// A Redis that accepts connections and never answers: every read times out.
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	var accepted atomic.Int32
+	go func() {
+		for {
+			conn, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			defer conn.Close()
+		}
+	}()
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "argocd", Name: DefaultRedisSecret}, Data: map[string][]byte{"auth": []byte("pw")}}
+	trees := newResourceTrees(fake.NewClientBuilder().WithObjects(secret).Build(), "argocd", DefaultRedisSecret, silent.Addr().String(), "gzip")
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	trees.now = func() time.Time { return now }
+	app := func(name string) *argov1alpha1.Application {
+		return &argov1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: "argocd", Name: name}}
+	}
+
+	if tree := trees.Tree(context.Background(), app("a")); tree != nil {
+		t.Fatalf("tree from a Redis that never answers: %+v", tree)
+	}
+	first := accepted.Load()
+	if first == 0 {
+		t.Fatal("the first read did not connect")
+	}
+	if cond := trees.condition(); cond == nil || cond.Status != metav1.ConditionFalse {
+		t.Fatalf("condition after a timed-out read = %+v, want False", cond)
+	}
+	// Within the back-off another Application's read fails at once, without connecting.
+	if tree := trees.Tree(context.Background(), app("b")); tree != nil {
+		t.Fatalf("tree within the back-off: %+v", tree)
+	}
+	if got := accepted.Load(); got != first {
+		t.Errorf("connections after a read within the back-off = %d, want %d", got, first)
+	}
+	// After it, the next read tries Redis again.
+	now = now.Add(unreachableBackoff)
+	trees.Tree(context.Background(), app("c"))
+	if got := accepted.Load(); got == first {
+		t.Errorf("no new connection after the back-off")
 	}
 }
