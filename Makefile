@@ -183,14 +183,16 @@ test: verify vet envtest argocd debian-packages $(KUSTOMIZE) $(HELM) $(CLUSTERAD
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(RENDERER_ENV) $(GO) test ./... -count=1 -timeout 30m
 	$(MAKE) --no-print-directory test-argocd-smoke test-e2e
 
-# Debian packages the fleet tests need and a fresh Debian machine may lack: git (Argo CD's
-# repo-server reads a local git repository) and iproute2 (`ip` sets up the loopback of the
-# private network namespace the fleet runs in).
+# Debian packages the tests need and a fresh Debian machine may lack: git (Argo CD's
+# repo-server reads a local git repository), iproute2 (`ip` sets up the loopback of the
+# private network namespace the fleet runs in) and redis-server (Argo CD's Redis in the
+# fleet, and the agent's integration tests read resource trees from it).
 .PHONY: debian-packages
 debian-packages:
 	@missing=""; \
 	command -v git >/dev/null || missing="$$missing git"; \
 	command -v ip >/dev/null || missing="$$missing iproute2"; \
+	command -v redis-server >/dev/null || missing="$$missing redis-server"; \
 	if [ -n "$$missing" ]; then \
 		echo "Installing Debian packages:$$missing"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \

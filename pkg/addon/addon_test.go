@@ -95,6 +95,7 @@ func wantArgs(namespace, watch, level string) []string {
 		"--cluster-name=cluster1",
 		"--addon-namespace=" + namespace,
 		"--watch-namespaces=" + watch,
+		"--argocd-namespace=argocd",
 		"--health-probe-bind-address=:8091",
 		"--metrics-bind-address=:8090",
 		"--v=" + level,
@@ -295,13 +296,16 @@ func TestManifestsAgentShape(t *testing.T) {
 		"*v1.Role argocd/argocd-pull-agent-applications",
 		"*v1.RoleBinding argocd/argocd-pull-agent-applications",
 		"*v1.ClusterRole /open-cluster-management:argocd-pull:work-applications",
+		"*v1.Role argocd/argocd-pull-agent-argocd-redis",
+		"*v1.RoleBinding argocd/argocd-pull-agent-argocd-redis",
+		"*v1.NetworkPolicy argocd/argocd-pull-agent-argocd-redis",
 	} {
 		if _, ok := got[key]; !ok {
 			t.Errorf("missing %s; rendered: %v", key, sortedKeys(got))
 		}
 	}
-	if len(got) != 10 {
-		t.Errorf("rendered %d objects, want 10: %v", len(got), sortedKeys(got))
+	if len(got) != 13 {
+		t.Errorf("rendered %d objects, want 13: %v", len(got), sortedKeys(got))
 	}
 
 	ns := got["*v1.Namespace /gitops-agents"].(*corev1.Namespace)

@@ -3,6 +3,7 @@ package addon
 import (
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,11 +24,20 @@ const (
 	VariableWatchNamespaces = "watchNamespaces"
 	// VariableLogLevel is the agent's klog verbosity, 0 to 10.
 	VariableLogLevel = "logLevel"
+	// VariableArgoCDNamespace is the namespace of the cluster's Argo CD: its application
+	// controller's, and the home of the argocd-redis Secret the agent reads.
+	VariableArgoCDNamespace = "argocdNamespace"
+	// VariableRedisAddress is Argo CD's Redis as host:port, when not its Service
+	// argocd-redis.<argocdNamespace>.svc:6379.
+	VariableRedisAddress = "redisAddress"
 )
 
 // agentImageKey is where the chart reads the agent image; the framework's image helpers
 // write the mirrored image there.
 const agentImageKey = "global.imageOverrides.agent"
+
+// defaultArgoCDNamespace is where Argo CD's installation puts it.
+const defaultArgoCDNamespace = "argocd"
 
 // maxLogLevel bounds --v: klog accepts any number, but above 10 nothing more is logged.
 const maxLogLevel = 10
@@ -41,6 +51,10 @@ type AgentValues struct {
 	WatchNamespaces []string `json:"watchNamespaces"`
 	// LogLevel is the agent's --v.
 	LogLevel int `json:"logLevel"`
+	// ArgoCDNamespace is the agent's --argocd-namespace.
+	ArgoCDNamespace string `json:"argocdNamespace"`
+	// RedisAddress is the agent's --redis-address; empty: Argo CD's Service.
+	RedisAddress string `json:"redisAddress"`
 	// Tolerations come from AddOnDeploymentConfig nodePlacement (ToAddOnNodePlacementValues).
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
 	Global      GlobalValues        `json:"global"`
@@ -75,6 +89,7 @@ func (o *Options) defaultValues() addonfactory.GetValuesFunc {
 	values := AgentValues{
 		WatchNamespaces: slices.Clone(o.WatchNamespaces),
 		LogLevel:        o.LogLevel,
+		ArgoCDNamespace: defaultArgoCDNamespace,
 		Global: GlobalValues{
 			ImageOverrides:   ImageOverrides{Agent: o.AgentImage},
 			ImagePullPolicy:  o.AgentImagePullPolicy,
@@ -122,6 +137,8 @@ func toAgentSettingsValues(config addonv1alpha1.AddOnDeploymentConfig) (addonfac
 	settings := struct {
 		WatchNamespaces []string `json:"watchNamespaces,omitempty"`
 		LogLevel        *int     `json:"logLevel,omitempty"`
+		ArgoCDNamespace string   `json:"argocdNamespace,omitempty"`
+		RedisAddress    string   `json:"redisAddress,omitempty"`
 	}{}
 	var errs []error
 	for _, variable := range config.Spec.CustomizedVariables {
@@ -143,6 +160,20 @@ func toAgentSettingsValues(config addonv1alpha1.AddOnDeploymentConfig) (addonfac
 				continue
 			}
 			settings.LogLevel = &level
+		case VariableArgoCDNamespace:
+			namespace := strings.TrimSpace(variable.Value)
+			if msgs := validation.IsDNS1123Label(namespace); len(msgs) > 0 {
+				errs = append(errs, fmt.Errorf("customizedVariable %s %q is not a namespace name: %s", VariableArgoCDNamespace, variable.Value, strings.Join(msgs, "; ")))
+				continue
+			}
+			settings.ArgoCDNamespace = namespace
+		case VariableRedisAddress:
+			address := strings.TrimSpace(variable.Value)
+			if _, port, err := net.SplitHostPort(address); err != nil || port == "" {
+				errs = append(errs, fmt.Errorf("customizedVariable %s %q is not host:port", VariableRedisAddress, variable.Value))
+				continue
+			}
+			settings.RedisAddress = address
 		}
 	}
 	if err := errors.Join(errs...); err != nil {

@@ -46,6 +46,21 @@ func TestToAgentSettingsValues(t *testing.T) {
 		variables: []addonv1alpha1.CustomizedVariable{{Name: VariableWatchNamespaces, Value: " , "}},
 		wantErr:   "no namespace given",
 	}, {
+		name: "Argo CD's namespace and Redis address",
+		variables: []addonv1alpha1.CustomizedVariable{
+			{Name: VariableArgoCDNamespace, Value: " openshift-gitops "},
+			{Name: VariableRedisAddress, Value: "redis.openshift-gitops.svc:6380"},
+		},
+		want: addonfactory.Values{"argocdNamespace": "openshift-gitops", "redisAddress": "redis.openshift-gitops.svc:6380"},
+	}, {
+		name:      "Redis address without a port",
+		variables: []addonv1alpha1.CustomizedVariable{{Name: VariableRedisAddress, Value: "argocd-redis"}},
+		wantErr:   `"argocd-redis" is not host:port`,
+	}, {
+		name:      "invalid Argo CD namespace",
+		variables: []addonv1alpha1.CustomizedVariable{{Name: VariableArgoCDNamespace, Value: "Argo_CD"}},
+		wantErr:   `"Argo_CD" is not a namespace name`,
+	}, {
 		name:      "level out of range",
 		variables: []addonv1alpha1.CustomizedVariable{{Name: VariableLogLevel, Value: "11"}},
 		wantErr:   "outside 0..10",

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	cacheutil "github.com/argoproj/argo-cd/v2/util/cache"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -126,7 +127,17 @@ func newAgent(o *Options) (*agent, error) {
 		return nil, fmt.Errorf("adding the lease updater: %w", err)
 	}
 
-	reports := newReportReconciler(a.mgr.GetClient(), a.hub, o.ClusterName, owner, a.namespaces, a.health.writes)
+	// The Secret is read once per connection, uncached: the agent watches no Secrets.
+	trees := newResourceTrees(a.mgr.GetAPIReader(), o.ArgoCDNamespace, o.RedisSecret, o.redisAddress(),
+		cacheutil.RedisCompressionType(o.RedisCompression))
+	if err := a.mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		<-ctx.Done()
+		trees.Close()
+		return nil
+	})); err != nil {
+		return nil, fmt.Errorf("adding the resource tree reader: %w", err)
+	}
+	reports := newReportReconciler(a.mgr.GetClient(), a.hub, o.ClusterName, owner, a.namespaces, a.health.writes, trees)
 	requests := newRequestApplier(a.mgr.GetClient(), a.mgr.GetClient())
 	var once sync.Once
 	var startErr error
@@ -144,6 +155,7 @@ func newAgent(o *Options) (*agent, error) {
 		namespaces:   a.namespaces,
 		startReports: a.startReports,
 		healthSource: reports.healthSources,
+		trees:        trees,
 	}
 	if err := env.setupWithManager(a.mgr); err != nil {
 		return nil, err

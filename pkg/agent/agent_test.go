@@ -70,7 +70,7 @@ func TestDesiredReport(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			got := desiredReport(tt.app, "c1", testOwner)
+			got := desiredReport(tt.app, nil, "c1", testOwner)
 			if got.Name != tt.wantName || got.Namespace != "c1" {
 				t.Errorf("report %s/%s, want c1/%s", got.Namespace, got.Name, tt.wantName)
 			}
@@ -88,9 +88,9 @@ func TestDesiredReport(t *testing.T) {
 
 	t.Run("long names give valid, distinct label values and names", func(t *testing.T) {
 		a := desiredReport(builders.Application(longName+"a").PulledFrom("hub-apps", longName+"a").
-			HostingApplicationSet("appsets/"+longName+"a").Build(), "c1", testOwner)
+			HostingApplicationSet("appsets/"+longName+"a").Build(), nil, "c1", testOwner)
 		b := desiredReport(builders.Application(longName+"b").PulledFrom("hub-apps", longName+"b").
-			HostingApplicationSet("appsets/"+longName+"b").Build(), "c1", testOwner)
+			HostingApplicationSet("appsets/"+longName+"b").Build(), nil, "c1", testOwner)
 		for _, r := range []*appsv1alpha1.ApplicationStatusReport{a, b} {
 			if errs := validation.IsDNS1123Subdomain(r.Name); len(errs) > 0 {
 				t.Errorf("report name %q: %v", r.Name, errs)
@@ -112,7 +112,7 @@ func TestDesiredReport(t *testing.T) {
 var testOwner = AddonOwnerReference(&addonv1alpha1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Name: apps.AddonName, Namespace: "c1", UID: "mca-uid"}})
 
 func TestSameContent(t *testing.T) {
-	base := desiredReport(builders.Application("guestbook").UID("uid-1").PulledFrom("hub", "guestbook").Sync(argov1alpha1.SyncStatusCodeSynced, "abc").Build(), "c1", testOwner)
+	base := desiredReport(builders.Application("guestbook").UID("uid-1").PulledFrom("hub", "guestbook").Sync(argov1alpha1.SyncStatusCodeSynced, "abc").Build(), nil, "c1", testOwner)
 	tests := map[string]struct {
 		change func(current *appsv1alpha1.ApplicationStatusReport)
 		want   bool

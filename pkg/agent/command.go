@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	cacheutil "github.com/argoproj/argo-cd/v2/util/cache"
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -35,6 +36,20 @@ type Options struct {
 	// WatchNamespaces are the namespaces whose Applications the agent reports.
 	WatchNamespaces []string
 
+	// ArgoCDNamespace is where the cluster's Argo CD runs: its application controller's
+	// namespace (the resource tree keys of Applications elsewhere carry their namespace)
+	// and the home of RedisSecret.
+	ArgoCDNamespace string
+	// RedisAddress is Argo CD's Redis, host:port; empty means its Service,
+	// argocd-redis.<ArgoCDNamespace>.svc:6379.
+	RedisAddress string
+	// RedisSecret is the Secret in ArgoCDNamespace holding Argo CD's Redis password
+	// (key auth), as Argo CD's own installation creates it.
+	RedisSecret string
+	// RedisCompression is how Argo CD compresses its cache (its --redis-compress): gzip
+	// (Argo CD's default) or none.
+	RedisCompression string
+
 	// HubConfig and ManagedConfig, when set, are used instead of HubKubeconfig and
 	// Endpoints.Kubeconfig; for running the agent inside another program (the tests).
 	HubConfig     *rest.Config
@@ -49,9 +64,12 @@ type Options struct {
 // can run on one machine without flags.
 func NewOptions() *Options {
 	return &Options{
-		Endpoints:       endpoints.NewOptions(8090, 8091),
-		AddonNamespace:  "open-cluster-management-agent-addon",
-		WatchNamespaces: []string{"argocd"},
+		Endpoints:        endpoints.NewOptions(8090, 8091),
+		AddonNamespace:   "open-cluster-management-agent-addon",
+		WatchNamespaces:  []string{"argocd"},
+		ArgoCDNamespace:  "argocd",
+		RedisSecret:      DefaultRedisSecret,
+		RedisCompression: string(cacheutil.RedisCompressionGZip),
 	}
 }
 
@@ -68,8 +86,10 @@ named by --kubeconfig (or its in-cluster service account). For every Application
 from the hub it keeps one ApplicationStatusReport in the namespace --cluster-name on the
 hub named by --hub-kubeconfig, renews the addon Lease in --addon-namespace while reports
 flow (the hub answers and takes its writes), and says on its ManagedClusterAddOn which
-namespaces it watches, when Argo CD or a watched namespace is missing, and whether Argo CD
-keeps per-resource health in the Applications.
+namespaces it watches, when Argo CD or a watched namespace is missing, whether Argo CD
+keeps per-resource health in the Applications and, when it keeps it in its resource tree,
+whether the agent can read that tree from Argo CD's Redis (--redis-address, with the
+password of the --redis-secret Secret in --argocd-namespace).
 It serves /healthz and /readyz on --health-probe-bind-address and Prometheus metrics on
 --metrics-bind-address, and stops cleanly on SIGTERM.`,
 		Args: cobra.NoArgs,
@@ -91,6 +111,14 @@ func (o *Options) AddFlags(cmd *cobra.Command) {
 	fs.StringVar(&o.ClusterName, "cluster-name", o.ClusterName, "Name of the managed cluster: the hub namespace the agent reports to.")
 	fs.StringVar(&o.AddonNamespace, "addon-namespace", o.AddonNamespace, "Namespace the addon is installed in on the managed cluster; the addon Lease lives there.")
 	fs.StringSliceVar(&o.WatchNamespaces, "watch-namespaces", o.WatchNamespaces, "Comma-separated namespaces whose Argo CD Applications the agent reports.")
+	fs.StringVar(&o.ArgoCDNamespace, "argocd-namespace", o.ArgoCDNamespace,
+		"Namespace of the cluster's Argo CD (its application controller and the --redis-secret).")
+	fs.StringVar(&o.RedisAddress, "redis-address", o.RedisAddress,
+		"Argo CD's Redis, host:port, where the agent reads resource trees (default argocd-redis.<argocd-namespace>.svc:6379).")
+	fs.StringVar(&o.RedisSecret, "redis-secret", o.RedisSecret,
+		"Secret in --argocd-namespace holding Argo CD's Redis password under key auth.")
+	fs.StringVar(&o.RedisCompression, "redis-compression", o.RedisCompression,
+		"How Argo CD compresses its Redis cache (its --redis-compress): gzip or none.")
 }
 
 // Validate reports every missing or invalid option at once.
@@ -108,6 +136,12 @@ func (o *Options) Validate() error {
 	if len(watchNamespaces(o.WatchNamespaces)) == 0 {
 		errs = append(errs, errors.New("--watch-namespaces needs at least one namespace"))
 	}
+	if o.ArgoCDNamespace == "" {
+		errs = append(errs, errors.New("--argocd-namespace is required"))
+	}
+	if _, err := cacheutil.CompressionTypeFromString(o.RedisCompression); err != nil {
+		errs = append(errs, fmt.Errorf("--redis-compression: %w", err))
+	}
 	return errors.Join(errs...)
 }
 
@@ -121,6 +155,14 @@ func (o *Options) Run(ctx context.Context) error {
 		return err
 	}
 	return a.run(ctx)
+}
+
+// redisAddress is RedisAddress or Argo CD's Service in ArgoCDNamespace.
+func (o *Options) redisAddress() string {
+	if o.RedisAddress != "" {
+		return o.RedisAddress
+	}
+	return fmt.Sprintf("argocd-redis.%s.svc:6379", o.ArgoCDNamespace)
 }
 
 func (o *Options) reportFailureGrace() time.Duration {

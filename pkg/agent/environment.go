@@ -49,6 +49,8 @@ type environmentReconciler struct {
 	startReports func() error
 	// healthSource is the report controller's: a change of its condition is an event.
 	healthSource *resourceHealthSources
+	// trees is the report controller's tree reader: a change of its condition is an event.
+	trees *resourceTrees
 }
 
 func (r *environmentReconciler) setupWithManager(mgr ctrl.Manager) error {
@@ -71,6 +73,7 @@ func (r *environmentReconciler) setupWithManager(mgr ctrl.Manager) error {
 		Watches(&apiextensionsv1.CustomResourceDefinition{}, toEnvironment).
 		Watches(&corev1.Namespace{}, toEnvironment).
 		WatchesRawSource(source.Channel(r.healthSource.changed, toEnvironment)).
+		WatchesRawSource(source.Channel(r.trees.changed, toEnvironment)).
 		Complete(r)
 	if err != nil {
 		return fmt.Errorf("creating the environment controller: %w", err)
@@ -100,6 +103,10 @@ func (r *environmentReconciler) Reconcile(ctx context.Context, _ reconcile.Reque
 	// (after a restart, or once every Application is gone), as the setting does.
 	if health := r.healthSource.condition(); health != nil {
 		conds = append(conds, *health)
+	}
+	// Absent until a tree was read; the last one written stays meanwhile.
+	if readable := r.trees.condition(); readable != nil {
+		conds = append(conds, *readable)
 	}
 	if err := r.setConditions(ctx, conds...); err != nil {
 		return ctrl.Result{}, err

@@ -19,8 +19,9 @@ func pulledFromHub(app *argov1alpha1.Application) bool {
 }
 
 // desiredReport is the report of app as the agent wants it on the hub, owned by the
-// agent's ManagedClusterAddOn. ObservedAt is left for the write to set.
-func desiredReport(app *argov1alpha1.Application, clusterName string, owner metav1.OwnerReference) *appsv1alpha1.ApplicationStatusReport {
+// agent's ManagedClusterAddOn, with tree, Argo CD's resource tree of app, when read.
+// ObservedAt is left for the write to set.
+func desiredReport(app *argov1alpha1.Application, tree *argov1alpha1.ApplicationTree, clusterName string, owner metav1.OwnerReference) *appsv1alpha1.ApplicationStatusReport {
 	a := app.GetAnnotations()
 	source := appsv1alpha1.ApplicationReportSource{
 		Cluster:                 clusterName,
@@ -50,7 +51,7 @@ func desiredReport(app *argov1alpha1.Application, clusterName string, owner meta
 			OwnerReferences: []metav1.OwnerReference{owner},
 		},
 		Source: source,
-		Status: report.FromApplication(app),
+		Status: report.FromApplication(app, tree),
 	}
 }
 

@@ -55,6 +55,9 @@ type reportReconciler struct {
 	writes *reportWriteHealth
 	// healthSources learn where Argo CD keeps resource health from the Applications seen.
 	healthSources *resourceHealthSources
+	// trees reads Argo CD's resource tree of the Applications whose health is kept there;
+	// nil reads none.
+	trees *resourceTrees
 
 	mu      sync.Mutex
 	written map[string]writtenReport
@@ -66,7 +69,8 @@ type writtenReport struct {
 	report          *appsv1alpha1.ApplicationStatusReport
 }
 
-func newReportReconciler(apps client.Reader, hub cluster.Cluster, clusterName string, owner *addonOwner, namespaces []string, writes *reportWriteHealth) *reportReconciler {
+func newReportReconciler(apps client.Reader, hub cluster.Cluster, clusterName string, owner *addonOwner, namespaces []string,
+	writes *reportWriteHealth, trees *resourceTrees) *reportReconciler {
 	watched := make(map[string]bool, len(namespaces))
 	for _, ns := range namespaces {
 		watched[ns] = true
@@ -82,6 +86,7 @@ func newReportReconciler(apps client.Reader, hub cluster.Cluster, clusterName st
 		writes:      writes,
 		// The agent's own: the environment controller gets them from here.
 		healthSources: newResourceHealthSources(),
+		trees:         trees,
 		written:       map[string]writtenReport{},
 	}
 }
@@ -109,6 +114,12 @@ func (r *reportReconciler) start(mgr manager.Manager, hub cluster.Cluster, windo
 	reports := &coalescingHandler{delay: window, requests: reportRequest, observe: r.observeReport}
 	if err := c.Watch(source.Kind(hub.GetCache(), client.Object(&appsv1alpha1.ApplicationStatusReport{}), reports)); err != nil {
 		return fmt.Errorf("watching hub reports: %w", err)
+	}
+	if r.trees != nil {
+		// Applications whose tree could not be read, once a read works again.
+		if err := c.Watch(source.Channel(r.trees.retry, apps)); err != nil {
+			return fmt.Errorf("watching resource tree retries: %w", err)
+		}
 	}
 	if err := mgr.Add(c); err != nil {
 		return fmt.Errorf("adding the report controller: %w", err)
@@ -164,6 +175,9 @@ func (r *reportReconciler) reconcile(ctx context.Context, req reconcile.Request,
 	}
 	if app == nil || !pulledFromHub(app) {
 		r.healthSources.observe(req.NamespacedName, nil)
+		if r.trees != nil {
+			r.trees.forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, r.deleteReport(ctx, name)
 	}
 	r.healthSources.observe(req.NamespacedName, app)
@@ -172,7 +186,11 @@ func (r *reportReconciler) reconcile(ctx context.Context, req reconcile.Request,
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	desired := desiredReport(app, r.clusterName, owner)
+	var tree *argov1alpha1.ApplicationTree
+	if r.trees != nil && treeWanted(app) {
+		tree = r.trees.Tree(ctx, app)
+	}
+	desired := desiredReport(app, tree, r.clusterName, owner)
 	if r.upToDate(ctx, desired) {
 		reportsUnchanged.Inc()
 		log.V(4).Info("Report unchanged", "report", klog.KRef(r.clusterName, name))
@@ -224,8 +242,9 @@ func (r *reportReconciler) apply(ctx context.Context, desired *appsv1alpha1.Appl
 // AddonOwnerReference makes it, field owner and server-side apply), with ObservedAt now,
 // and returns the report written. It skips the agent's
 // compare-before-write: callers such as the scale benchmark publish only changes.
+// It reads no resource tree.
 func PublishReport(ctx context.Context, hub client.Client, app *argov1alpha1.Application, clusterName string, owner metav1.OwnerReference, now time.Time) (*appsv1alpha1.ApplicationStatusReport, error) {
-	desired := desiredReport(app, clusterName, owner)
+	desired := desiredReport(app, nil, clusterName, owner)
 	if _, err := applyReport(ctx, hub, desired, now); err != nil {
 		return nil, err
 	}

@@ -103,7 +103,8 @@ func resourceHealthPersistedCondition(inTreeControllers []string, persisted int)
 	case len(inTreeControllers) > 0:
 		cond.Status, cond.Reason = metav1.ConditionFalse, apps.ReasonResourceHealthInResourceTree
 		cond.Message = fmt.Sprintf("Argo CD keeps per-resource health out of the Applications (resourceHealthSource: appTree, "+
-			"Argo CD 3's default), so their reports and the hub carry no health per resource. To keep it in the Applications, "+
+			"Argo CD 3's default), so the agent reads it from Argo CD's resource tree in Redis (condition ResourceTreeReadable "+
+			"says whether it can). To keep it in the Applications, "+
 			`set controller.resource.health.persist: "true" in the argocd-cmd-params-cm ConfigMap in %s and restart the `+
 			"application controller.", namespaceList(inTreeControllers))
 	case persisted > 0:

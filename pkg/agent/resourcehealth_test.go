@@ -18,7 +18,8 @@ func TestResourceHealthPersistedCondition(t *testing.T) {
 		return &metav1.Condition{
 			Type: apps.ConditionResourceHealthPersisted, Status: metav1.ConditionFalse, Reason: apps.ReasonResourceHealthInResourceTree,
 			Message: "Argo CD keeps per-resource health out of the Applications (resourceHealthSource: appTree, Argo CD 3's default), " +
-				"so their reports and the hub carry no health per resource. To keep it in the Applications, set " +
+				"so the agent reads it from Argo CD's resource tree in Redis (condition ResourceTreeReadable says whether it can). " +
+				"To keep it in the Applications, set " +
 				`controller.resource.health.persist: "true" in the argocd-cmd-params-cm ConfigMap in ` + namespaces +
 				" and restart the application controller.",
 		}

@@ -81,6 +81,22 @@ func FailingResources(in []appsv1alpha1.ResourceStatusReport) []appsv1alpha1.Fai
 	return out
 }
 
+// NotHealthyChildren are the not-healthy children of a report's resource tree as
+// failing resources naming their parent, in the report's order (most severe first).
+func NotHealthyChildren(tree *appsv1alpha1.ResourceTreeReport) []appsv1alpha1.FailingResource {
+	if tree == nil || len(tree.NotHealthy) == 0 {
+		return nil
+	}
+	out := make([]appsv1alpha1.FailingResource, 0, len(tree.NotHealthy))
+	for _, c := range tree.NotHealthy {
+		out = append(out, appsv1alpha1.FailingResource{
+			APIVersion: APIVersion(c.Group, c.Version), Kind: c.Kind, Namespace: c.Namespace, Name: c.Name,
+			HealthStatus: string(c.Health.Status), Message: c.Health.Message, Parent: c.Parent,
+		})
+	}
+	return out
+}
+
 // SortFailing orders failing resources most severe first (see AttentionRank), keeping
 // the order of equally severe ones.
 func SortFailing(resources []appsv1alpha1.FailingResource) {

@@ -113,7 +113,7 @@ func TestConversionRoundTrip(t *testing.T) {
 		Resource(resource("apps", "Deployment", "guestbook", "guestbook-ui", argov1alpha1.SyncStatusCodeOutOfSync, healthOf("Degraded", "0/1 ready"))).
 		Condition(condition("SyncError", "failed to sync")).
 		Build()
-	st := FromApplication(app)
+	st := FromApplication(app, nil)
 	gotResources := ToArgoResources(st.Resources)
 	if diff := cmp.Diff(app.Status.Resources, gotResources); diff != "" {
 		t.Errorf("resources after a round trip (-want +got):\n%s", diff)

@@ -20,10 +20,14 @@ const maxRevisionLength = 256
 // FromApplication returns the report status of app, within the ApplicationStatusReport bounds.
 // ObservedAt is left zero: when the agent observed the Application is the caller's to say.
 //
-// It reports only what the Application holds. With Argo CD v3's default
-// (status.resourceHealthSource: appTree) resources carry no health in the Application;
-// the report then carries none either and says so in ResourceHealthSource.
-func FromApplication(app *argov1alpha1.Application) appsv1alpha1.ApplicationReportStatus {
+// tree is Argo CD's resource tree of app, as Argo CD keeps it in Redis, or nil when it was
+// not read. It matters only when the Application does not hold its resources' health
+// (status.resourceHealthSource: appTree, Argo CD v3's default): then each resource's
+// health comes from its node in the tree, the children are summarised in ResourceTree,
+// and ResourceHealthSource says redisTree. Without a tree such a report carries no
+// per-resource health and says appTree. When the Application holds the health (Argo CD
+// 2.x, or persistence on) the tree is not used.
+func FromApplication(app *argov1alpha1.Application, tree *argov1alpha1.ApplicationTree) appsv1alpha1.ApplicationReportStatus {
 	var t truncation
 	st := &app.Status
 	out := appsv1alpha1.ApplicationReportStatus{
@@ -40,11 +44,18 @@ func FromApplication(app *argov1alpha1.Application) appsv1alpha1.ApplicationRepo
 		},
 		OperationState: operationState(st.OperationState, &t),
 		Conditions:     conditions(st.Conditions, &t),
-		Resources:      resources(st.Resources, &t),
 	}
+	healthOf := healthInApplication
 	if st.ResourceHealthSource == argov1alpha1.ResourceHealthLocationAppTree {
 		out.ResourceHealthSource = appsv1alpha1.ResourceHealthSourceAppTree
+		if tree != nil {
+			nodes := indexTree(tree)
+			healthOf = nodes.healthOf
+			out.ResourceHealthSource = appsv1alpha1.ResourceHealthSourceRedisTree
+			out.ResourceTree = nodes.summary(st.Resources, &t)
+		}
 	}
+	out.Resources = resources(st.Resources, healthOf, &t)
 	out.Truncation = t.result()
 	return out
 }

@@ -141,7 +141,7 @@ func TestFromApplication(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, FromApplication(tt.app)); diff != "" {
+			if diff := cmp.Diff(tt.want, FromApplication(tt.app, nil)); diff != "" {
 				t.Errorf("FromApplication() mismatch (-want +got):\n%s", diff)
 			}
 		})
@@ -197,7 +197,7 @@ func TestFromApplicationBoundsLists(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			got := FromApplication(tt.app)
+			got := FromApplication(tt.app, nil)
 			if len(got.Resources) != tt.wantResources || len(got.Conditions) != tt.wantConditions || len(got.Sync.Revisions) != tt.wantRevisions {
 				t.Fatalf("got %d resources, %d conditions, %d revisions; want %d, %d, %d", len(got.Resources), len(got.Conditions),
 					len(got.Sync.Revisions), tt.wantResources, tt.wantConditions, tt.wantRevisions)
@@ -235,7 +235,7 @@ func TestFromApplicationIsDeterministic(t *testing.T) {
 		Resource(resource("apps", "Deployment", "ns", "a", argov1alpha1.SyncStatusCodeSynced, nil)).Build()
 	b := a.DeepCopy()
 	b.Status.Resources[0], b.Status.Resources[1] = b.Status.Resources[1], b.Status.Resources[0]
-	if diff := cmp.Diff(FromApplication(a), FromApplication(b)); diff != "" {
+	if diff := cmp.Diff(FromApplication(a, nil), FromApplication(b, nil)); diff != "" {
 		t.Errorf("the order Argo CD lists resources in changed the report:\n%s", diff)
 	}
 }
@@ -304,6 +304,6 @@ func BenchmarkFromApplication1000Resources(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		_ = FromApplication(app)
+		_ = FromApplication(app, nil)
 	}
 }

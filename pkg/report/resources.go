@@ -23,7 +23,10 @@ const (
 // and version, so the report does not change when Argo CD lists them in another order.
 // When there are more than the report holds, the ones that need attention (not Synced,
 // or with a health other than Healthy) are kept first.
-func resources(in []argov1alpha1.ResourceStatus, t *truncation) []appsv1alpha1.ResourceStatusReport {
+//
+// healthOf gives a resource's health: from the Application (healthInApplication) or
+// from Argo CD's resource tree; nil for none.
+func resources(in []argov1alpha1.ResourceStatus, healthOf func(*argov1alpha1.ResourceStatus) *argov1alpha1.HealthStatus, t *truncation) []appsv1alpha1.ResourceStatusReport {
 	if len(in) == 0 {
 		return nil
 	}
@@ -42,12 +45,12 @@ func resources(in []argov1alpha1.ResourceStatus, t *truncation) []appsv1alpha1.R
 			Name:      r.Name,
 			Status:    syncStatus(r.Status),
 		}
-		// Health only when Argo CD kept it in the Application: never invent one.
-		if r.Health != nil {
+		// Health only when Argo CD computed one: never invent one.
+		if h := healthOf(r); h != nil {
 			rep.Health = &appsv1alpha1.ResourceHealthReport{
-				Status: healthStatus(string(r.Health.Status)),
+				Status: healthStatus(string(h.Status)),
 				// Shortened below, once it is known which resources the report keeps.
-				Message: r.Health.Message,
+				Message: h.Message,
 			}
 		}
 		out = append(out, rep)
@@ -72,6 +75,11 @@ func resources(in []argov1alpha1.ResourceStatus, t *truncation) []appsv1alpha1.R
 		return nil
 	}
 	return out
+}
+
+// healthInApplication is the health Argo CD kept in the Application's resource status.
+func healthInApplication(r *argov1alpha1.ResourceStatus) *argov1alpha1.HealthStatus {
+	return r.Health
 }
 
 func validResourceIdentity(r *argov1alpha1.ResourceStatus) bool {

@@ -95,11 +95,11 @@ func TestSourcesDigestEmpty(t *testing.T) {
 // the same spec matches it.
 func TestFromApplicationReportsComparedSources(t *testing.T) {
 	app := &argov1alpha1.Application{Spec: *specOf(t, "source: {repoURL: https://git.example.com/app, path: guestbook}")}
-	if got := FromApplication(app).Sync.ComparedSources; got != "" {
+	if got := FromApplication(app, nil).Sync.ComparedSources; got != "" {
 		t.Fatalf("never compared: ComparedSources = %q, want empty", got)
 	}
 	app.Status.Sync.ComparedTo = argov1alpha1.ComparedTo{Source: *app.Spec.Source.DeepCopy()}
-	got := FromApplication(app).Sync.ComparedSources
+	got := FromApplication(app, nil).Sync.ComparedSources
 	if want := SpecSourcesDigest(&app.Spec); got != want || got == "" {
 		t.Errorf("ComparedSources = %q, want the spec's digest %q", got, want)
 	}

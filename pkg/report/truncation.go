@@ -14,17 +14,19 @@ const ellipsis = "…"
 type truncation struct {
 	omittedResources  int
 	omittedConditions int
+	omittedChildren   int
 	shortenedMessages int
 }
 
 // result is the report's Truncation: nil when nothing was left out.
 func (t *truncation) result() *appsv1alpha1.Truncation {
-	if t.omittedResources == 0 && t.omittedConditions == 0 && t.shortenedMessages == 0 {
+	if t.omittedResources == 0 && t.omittedConditions == 0 && t.omittedChildren == 0 && t.shortenedMessages == 0 {
 		return nil
 	}
 	return &appsv1alpha1.Truncation{
 		OmittedResources:  int32(t.omittedResources),
 		OmittedConditions: int32(t.omittedConditions),
+		OmittedChildren:   int32(t.omittedChildren),
 		ShortenedMessages: int32(t.shortenedMessages),
 	}
 }

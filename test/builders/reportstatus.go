@@ -42,6 +42,12 @@ func (b *ReportStatusBuilder) Condition(conditionType, message string, lastTrans
 }
 
 // Resource adds a managed resource.
+// Revisions sets the sync revisions of a multi-source Application, one per source.
+func (b *ReportStatusBuilder) Revisions(revisions ...string) *ReportStatusBuilder {
+	b.s.Sync.Revisions = revisions
+	return b
+}
+
 func (b *ReportStatusBuilder) Resource(r appsv1alpha1.ResourceStatusReport) *ReportStatusBuilder {
 	b.s.Resources = append(b.s.Resources, r)
 	return b

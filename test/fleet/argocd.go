@@ -4,7 +4,7 @@ package fleet
 // hack/argocd into bin/argocd/argocd, one multi-call binary) run as processes of the test
 // against envtest API servers.
 //
-//   - StartArgoCD, on each managed cluster: redis (miniredis inside the same binary),
+//   - StartArgoCD, on each managed cluster: redis (Debian's redis-server, argocd_redis.go),
 //     a repo-server and an application-controller. The controller's destination
 //     https://kubernetes.default.svc reaches the cluster's own API server through
 //     ARGOCD_FAKE_IN_CLUSTER=true and KUBECONFIG.
@@ -98,7 +98,9 @@ type ArgoCD struct {
 	// Kubeconfig is the file the components use (admin of the API server).
 	Kubeconfig string
 	// RedisAddr, RepoServerAddr and ControllerMetricsAddr are host:port on 127.0.0.1.
-	RedisAddr             string
+	RedisAddr string
+	// RedisPassword is redis' password, also in the argocd-redis Secret (key auth).
+	RedisPassword         string
 	RepoServerAddr        string
 	ControllerMetricsAddr string
 
@@ -164,14 +166,13 @@ func StartArgoCD(opts ArgoCDOptions) (_ *ArgoCD, err error) {
 	a.ControllerMetricsAddr = framework.LoopbackAddress(ports[3])
 	env := a.env(bin, opts.ExtraEnv)
 
-	// redis: miniredis, in-memory, inside the same binary (hack/argocd/main.go).
-	redis, err := a.start(bin, "argocd-redis", env, "--address", a.RedisAddr)
-	if err != nil {
+	// redis: Debian's redis-server with a password, as Argo CD's installation runs it,
+	// the password in the argocd-redis Secret (key auth) and in every component's
+	// REDIS_PASSWORD. In memory only, on loopback.
+	if err := a.startRedis(opts.APIServer.Client, ports[0]); err != nil {
 		return nil, err
 	}
-	if err := waitTCP(redis, a.RedisAddr, 30*time.Second); err != nil {
-		return nil, err
-	}
+	env = append(env, "REDIS_PASSWORD="+a.RedisPassword)
 
 	// repo-server: plaintext gRPC on loopback, metrics on loopback, its own TMPDIR (it
 	// wipes $TMPDIR/_argocd-repo at start, which several repo-servers must not share).
@@ -266,7 +267,7 @@ func (a *ArgoCD) prepare(api *framework.APIServer, kubeconfigFile, tmpPrefix str
 }
 
 // Logs is the log file of a component ("argocd-application-controller",
-// "argocd-repo-server", "argocd-cmp-server", "argocd-redis").
+// "argocd-repo-server", "argocd-cmp-server", "argocd-redis" (redis-server)).
 func (a *ArgoCD) Logs(component string) string {
 	return filepath.Join(a.Dir, component+".log")
 }

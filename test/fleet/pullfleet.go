@@ -184,6 +184,8 @@ func StartPullFleet(ctx context.Context, opts PullFleetOptions) (started *PullFl
 		if p.withoutPullModel[c.Name] {
 			return nil
 		}
+		// Where the agent finds its cluster's Argo CD Redis: the Service on a real cluster.
+		p.Pull.SetAgentArgs(c.Name, "--redis-address="+p.ArgoCD[c.Name].RedisAddr)
 		if err := p.Pull.StartAgent(ctx, c.Name, ""); err != nil {
 			return fmt.Errorf("agent of %s: %w", c.Name, err)
 		}

@@ -93,6 +93,17 @@ type PullModel struct {
 	agents         map[string]*argoCDProcess
 	// agentMetrics is each cluster's agent's metrics address (host:port).
 	agentMetrics map[string]string
+	// clusterAgentArgs are appended to one cluster's agent's arguments (SetAgentArgs).
+	clusterAgentArgs map[string][]string
+}
+
+// SetAgentArgs sets arguments appended to cluster's agent from its next start on, after
+// the Deployment's and AgentArgs: the fleet gives each agent its cluster's Redis address
+// (what Argo CD's argocd-redis Service is on a real cluster).
+func (p *PullModel) SetAgentArgs(cluster string, args ...string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clusterAgentArgs[cluster] = args
 }
 
 // InstallPullModel applies the hub chart to the fleet's hub (namespace argocd, created if
@@ -103,7 +114,7 @@ func InstallPullModel(ctx context.Context, f *Fleet, opts PullModelOptions) (_ *
 		opts.Timeout = 2 * time.Minute
 	}
 	p := &PullModel{Fleet: f, Dir: filepath.Join(f.Dir, "pullmodel"), opts: opts, agents: map[string]*argoCDProcess{},
-		agentMetrics: map[string]string{}}
+		agentMetrics: map[string]string{}, clusterAgentArgs: map[string][]string{}}
 	if err := os.MkdirAll(p.Dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -365,6 +376,9 @@ func (p *PullModel) StartAgent(ctx context.Context, cluster, installNamespace st
 		"--metrics-bind-address", framework.LoopbackAddress(ports[0]),
 	)
 	args = append(args, p.opts.AgentArgs...)
+	p.mu.Lock()
+	args = append(args, p.clusterAgentArgs[cluster]...)
+	p.mu.Unlock()
 	env := os.Environ()
 	for _, e := range container.Env {
 		env = append(env, e.Name+"="+e.Value)

@@ -61,6 +61,19 @@ const (
 	// "false"): its report has no per-resource health. The message names the application
 	// controllers' namespaces and how to turn persistence on.
 	ReasonResourceHealthInResourceTree = "ResourceHealthInResourceTree"
+
+	// ConditionResourceTreeReadable says whether the agent reads Argo CD's resource tree
+	// (per-resource health and children, kept in Argo CD's Redis) for the pulled
+	// Applications whose health is not in the Application. Absent while no Application
+	// needs it.
+	ConditionResourceTreeReadable = "ResourceTreeReadable"
+
+	// ReasonResourceTreeRead: the last read of every Application's tree succeeded.
+	ReasonResourceTreeRead = "ResourceTreeRead"
+	// ReasonResourceTreeUnreadable: the agent could not read a tree (Redis unreachable,
+	// credentials refused, the Secret not readable); the message carries the underlying
+	// error. Reports are still written, without per-resource health.
+	ReasonResourceTreeUnreadable = "ResourceTreeUnreadable"
 )
 
 // maxLabelValueLength is Kubernetes' limit on a label value.

@@ -19,7 +19,8 @@ type Level struct {
 	Conditions int
 	// MessageLength bounds a condition message, in characters; 0 drops messages.
 	MessageLength int
-	// FailingResources bounds the failing resources of one cluster entry.
+	// FailingResources bounds the failing resources of one cluster entry, and its
+	// not-healthy children.
 	FailingResources int
 	// FailingMessageLength bounds a failing resource's message; 0 drops them.
 	FailingMessageLength int
@@ -129,6 +130,15 @@ func applyLevel(in appsv1alpha1.AppConditions, level Level) (appsv1alpha1.AppCon
 			f.Message = counts.shorten(f.Message, level.FailingMessageLength)
 			e.FailingResources = append(e.FailingResources, f)
 		}
+		e.NotHealthyChildren = nil
+		for j, f := range in.ClusterConditions[i].NotHealthyChildren {
+			if j == level.FailingResources {
+				counts.failing += int32(len(in.ClusterConditions[i].NotHealthyChildren) - j)
+				break
+			}
+			f.Message = counts.shorten(f.Message, level.FailingMessageLength)
+			e.NotHealthyChildren = append(e.NotHealthyChildren, f)
+		}
 		if level.Terse == TerseAll || (level.Terse == TerseFine && attention(e) == 0) {
 			if e.LastReportedAt != nil || (e.AgentAvailable != nil && *e.AgentAvailable) || e.Delivery == appsv1alpha1.DeliveryPull {
 				counts.terseEntries++
@@ -213,7 +223,7 @@ func (c truncationCounts) truncation() *appsv1alpha1.ReportTruncation {
 		n    int32
 		what string
 	}{
-		{c.resources, "resources"}, {c.conditions, "conditions"}, {c.failing, "failing resources"}, {c.entries, "cluster entries"},
+		{c.resources, "resources"}, {c.conditions, "conditions"}, {c.failing, "failing resources and children"}, {c.entries, "cluster entries"},
 	} {
 		if p.n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", p.n, p.what))

@@ -185,8 +185,12 @@ func clusterEntry(appSetNamespace string, mw *workv1.ManifestWork, rep *appsv1al
 	if rep != nil {
 		observed := rep.Status.ObservedAt
 		entry.LastReportedAt = &observed
+		// What the agent said last; while it is unavailable, kept and marked as such.
+		entry.Stale = !agent.Available
+		entry.SyncRevisions = slices.Clone(rep.Status.Sync.Revisions)
 		entry.Conditions = append(entry.Conditions, reportConditions(&rep.Status)...)
 		entry.FailingResources = report.FailingResources(rep.Status.Resources)
+		entry.NotHealthyChildren = report.NotHealthyChildren(rep.Status.ResourceTree)
 	}
 	return entry
 }

@@ -80,7 +80,7 @@ func TestBuildMergesSources(t *testing.T) {
 						{Type: appsv1alpha1.ConditionAgentUnavailable, Message: "The argocd-pull agent has not been available since 2026-11-01T10:10:00Z (Available is Unknown (ManagedClusterLeaseUpdateStopped)); sync and health come from the ManifestWork, other details may be stale."},
 						{Type: "ComparisonError", Message: "repository not accessible"},
 					},
-					AgentAvailable: ptr.To(false), LastReportedAt: &t1, Delivery: appsv1alpha1.DeliveryPull,
+					AgentAvailable: ptr.To(false), LastReportedAt: &t1, Stale: true, Delivery: appsv1alpha1.DeliveryPull,
 				}},
 				Summary: summary(1, 1, 0, 1, 0, 0),
 			},
@@ -160,9 +160,26 @@ func TestBuildMergesSources(t *testing.T) {
 						{Type: appsv1alpha1.ConditionAgentUnavailable, Message: "The argocd-pull agent has not been available since 2026-11-01T10:10:00Z (Available is Unknown (ManagedClusterLeaseUpdateStopped)); sync and health come from the ManifestWork, other details may be stale."},
 						{Type: "ComparisonError", Message: "repository not accessible"},
 					},
-					AgentAvailable: ptr.To(false), LastReportedAt: &t1, Delivery: appsv1alpha1.DeliveryPull,
+					AgentAvailable: ptr.To(false), LastReportedAt: &t1, Stale: true, Delivery: appsv1alpha1.DeliveryPull,
 				}},
 				Summary: summary(1, 1, 0, 1, 0, 0),
+			},
+		},
+		"multi-source revisions and the tree's not-healthy children from the report; fresh while the agent is available": {
+			works: []workv1.ManifestWork{newWork("c1", "c1-guestbook").feedback("Degraded", "Synced", "", "", "").obj()},
+			reports: []appsv1alpha1.ApplicationStatusReport{newReport("c1", "c1-guestbook").observedAt(t1).
+				state(appsv1alpha1.HealthStatusDegraded, appsv1alpha1.SyncStatusSynced, "").revisions("r1", "r2").
+				child("Pod", "web-1", "Deployment/web", appsv1alpha1.HealthStatusDegraded, "ImagePullBackOff").obj()},
+			agents: map[string]pullmodel.AgentAvailability{"c1": available()},
+			want: appsv1alpha1.AppConditions{
+				ClusterConditions: []appsv1alpha1.ClusterCondition{{
+					Cluster: "c1", App: "argocd/c1-guestbook/c1/c1-guestbook-1a2b3",
+					SyncStatus: "Synced", HealthStatus: "Degraded", SyncRevisions: []string{"r1", "r2"},
+					NotHealthyChildren: []appsv1alpha1.FailingResource{{APIVersion: "v1", Kind: "Pod", Namespace: "ns", Name: "web-1",
+						HealthStatus: "Degraded", Message: "ImagePullBackOff", Parent: "Deployment/web"}},
+					AgentAvailable: ptr.To(true), LastReportedAt: &t1, Delivery: appsv1alpha1.DeliveryPull,
+				}},
+				Summary: summary(1, 1, 0, 0, 1, 0),
 			},
 		},
 		"addon not enabled: marked, feedback only": {

@@ -102,6 +102,23 @@ func (b *reportBuilder) resource(group, version, kind, namespace, name string, s
 	return b
 }
 
+func (b *reportBuilder) revisions(revisions ...string) *reportBuilder {
+	b.r.Status.Sync.Revisions = revisions
+	return b
+}
+
+// child adds a not-healthy child of version v1 in namespace ns to the report's tree.
+func (b *reportBuilder) child(kind, name, parent string, health appsv1alpha1.HealthStatusCode, message string) *reportBuilder {
+	if b.r.Status.ResourceTree == nil {
+		b.r.Status.ResourceTree = &appsv1alpha1.ResourceTreeReport{}
+	}
+	b.r.Status.ResourceTree.Children++
+	b.r.Status.ResourceTree.NotHealthy = append(b.r.Status.ResourceTree.NotHealthy, appsv1alpha1.ChildResourceReport{
+		Version: "v1", Kind: kind, Namespace: "ns", Name: name, Parent: parent,
+		Health: appsv1alpha1.ResourceHealthReport{Status: health, Message: message}})
+	return b
+}
+
 func (b *reportBuilder) obj() appsv1alpha1.ApplicationStatusReport { return *b.r.DeepCopy() }
 
 func available() pullmodel.AgentAvailability {

@@ -2,6 +2,7 @@ package aggregation
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -90,12 +91,13 @@ func hubRenderedEntry(appSetNamespace string, in HubRenderedApplication) (appsv1
 	app, mw := in.Application, in.Work
 	st := &app.Status
 	entry := appsv1alpha1.ClusterCondition{
-		Cluster:      mw.Namespace,
-		App:          fmt.Sprintf("%s/%s/%s/%s", appSetNamespace, app.Name, mw.Namespace, mw.Name),
-		SyncStatus:   string(st.Sync.Status),
-		HealthStatus: string(st.Health.Status),
-		SyncRevision: st.Sync.Revision,
-		Delivery:     appsv1alpha1.DeliveryHubRendered,
+		Cluster:       mw.Namespace,
+		App:           fmt.Sprintf("%s/%s/%s/%s", appSetNamespace, app.Name, mw.Namespace, mw.Name),
+		SyncStatus:    string(st.Sync.Status),
+		HealthStatus:  string(st.Health.Status),
+		SyncRevision:  st.Sync.Revision,
+		SyncRevisions: slices.Clone(st.Sync.Revisions),
+		Delivery:      appsv1alpha1.DeliveryHubRendered,
 	}
 	if entry.SyncRevision == "" && len(st.Sync.Revisions) > 0 {
 		// A multi-source Application has one revision per source; the first identifies it.

@@ -108,6 +108,18 @@ func TestMirrorReportDetails(t *testing.T) {
 			want:        withDetails(newStatus().health(health.HealthStatusHealthy, &started).operation(synccommon.OperationRunning, now).obj(), "", ""),
 			wantChanged: true,
 		},
+		"multi-source: the report's revisions mirrored, one per source": {
+			status: withDetails(degradedFailed, "0/1 ready", "failed to apply"),
+			report: builders.ReportStatus(later).State(appsv1alpha1.HealthStatusDegraded, "0/1 ready", appsv1alpha1.SyncStatusOutOfSync, "r").
+				Operation(appsv1alpha1.OperationFailed, started, later, "failed to apply").Condition("SyncError", "Deployment guestbook-ui failed", started).
+				Resource(degradedGuestbook).Revisions("r1", "r2").Build(),
+			want: func() argov1alpha1.ApplicationStatus {
+				s := withDetails(degradedFailed, "0/1 ready", "failed to apply")
+				s.Sync.Revisions = []string{"r1", "r2"}
+				return s
+			}(),
+			wantChanged: true,
+		},
 		"no resources or conditions any more: cleared": {
 			status: withDetails(degradedFailed, "0/1 ready", "failed to apply"),
 			report: builders.ReportStatus(later).State(appsv1alpha1.HealthStatusDegraded, "0/1 ready", appsv1alpha1.SyncStatusOutOfSync, "r").Operation(appsv1alpha1.OperationFailed, started, later, "failed to apply").Build(),

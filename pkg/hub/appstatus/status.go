@@ -1,6 +1,7 @@
 package appstatus
 
 import (
+	"slices"
 	"time"
 
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
@@ -81,7 +82,8 @@ func mergeOperationState(status *argov1alpha1.ApplicationStatus, fb pullmodel.Sc
 }
 
 // mirrorReportDetails makes status show what only the agent's report carries, and
-// reports whether anything changed: the resources with their sync and health, the spoke's
+// reports whether anything changed: a multi-source Application's sync revisions, the
+// resources with their sync and health, the spoke's
 // conditions (pullmodel.SetSpokeConditions: the hub's stay), the health message (only
 // while the shown health is the reported one, it explains that status) and the
 // operation's message and finish time (only for the operation the report describes).
@@ -93,8 +95,12 @@ func mirrorReportDetails(status *argov1alpha1.ApplicationStatus, rep *appsv1alph
 		resources     []argov1alpha1.ResourceStatus
 		spoke         []argov1alpha1.ApplicationCondition
 		healthMessage string
+		revisions     []string
 	)
 	if rep != nil {
+		// A multi-source Application's revisions, one per source: the ManifestWork's
+		// feedback carries scalars only.
+		revisions = rep.Sync.Revisions
 		resources = report.ToArgoResources(rep.Resources)
 		spoke = report.ToArgoConditions(rep.Conditions)
 		if string(status.Health.Status) == string(rep.Health.Status) {
@@ -102,6 +108,10 @@ func mirrorReportDetails(status *argov1alpha1.ApplicationStatus, rep *appsv1alph
 		}
 	}
 	changed := false
+	if !slices.Equal(status.Sync.Revisions, revisions) {
+		status.Sync.Revisions = slices.Clone(revisions)
+		changed = true
+	}
 	if !equality.Semantic.DeepEqual(status.Resources, resources) {
 		status.Resources = resources
 		changed = true

@@ -68,6 +68,9 @@ func agentStoppedSpecs() {
 			r := appSetReport(ctx, g)
 			e := clusterEntry(g, r, stoppedCluster)
 			g.Expect(e.AgentAvailable).To(HaveValue(BeFalse()))
+			// The agent's last word stays, marked stale with when it was observed.
+			g.Expect(e.Stale).To(BeTrue())
+			g.Expect(e.LastReportedAt).NotTo(BeNil())
 			g.Expect(e.Conditions).To(ContainElement(And(
 				HaveField("Type", appsv1alpha1.ConditionAgentUnavailable),
 				HaveField("Message", ContainSubstring("ManagedClusterAddOnLeaseUpdateStopped")))))
@@ -135,6 +138,7 @@ func agentStoppedSpecs() {
 
 			e := clusterEntry(g, appSetReport(ctx, g), stoppedCluster)
 			g.Expect(e.AgentAvailable).To(HaveValue(BeTrue()))
+			g.Expect(e.Stale).To(BeFalse())
 			g.Expect(e.Conditions).To(BeEmpty())
 			g.Expect(e.SyncRevision).To(Equal(head))
 			g.Expect(e.LastReportedAt).To(HaveValue(HaveField("Time", BeTemporally(">=", restarted))))

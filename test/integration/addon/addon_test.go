@@ -110,17 +110,24 @@ func agentDeployment(g Gomega, objects map[string]client.Object, namespace strin
 	return objects[key].(*appsv1.Deployment)
 }
 
-func agentArgs(cluster, namespace, watch, level string) []string {
-	return []string{
+// redis, when given, are the --argocd-namespace and --redis-address the agent gets;
+// without, the defaults (argocd, Argo CD's Service).
+func agentArgs(cluster, namespace, watch, level string, redis ...string) []string {
+	argo := []string{"--argocd-namespace=argocd"}
+	if len(redis) == 2 {
+		argo = []string{"--argocd-namespace=" + redis[0], "--redis-address=" + redis[1]}
+	}
+	return append(append([]string{
 		"agent",
 		"--hub-kubeconfig=/managed/hub-kubeconfig/kubeconfig",
 		"--cluster-name=" + cluster,
 		"--addon-namespace=" + namespace,
 		"--watch-namespaces=" + watch,
+	}, argo...),
 		"--health-probe-bind-address=:8091",
 		"--metrics-bind-address=:8090",
-		"--v=" + level,
-	}
+		"--v="+level,
+	)
 }
 
 // agentClient is a client authenticated as cluster's addon agent, as its registration
@@ -195,6 +202,10 @@ var _ = Describe("The argocd-pull addon manager", func() {
 			g.Expect(objects).To(HaveKey("ClusterRole /open-cluster-management:argocd-pull:agent"))
 			g.Expect(objects).To(HaveKey("Role argocd/argocd-pull-agent-applications"))
 			g.Expect(objects).To(HaveKey("Role " + defaultNamespace + "/argocd-pull-agent"))
+			// Reading Argo CD's resource trees: its Redis password, and a way to Redis' port.
+			g.Expect(objects).To(HaveKey("Role argocd/argocd-pull-agent-argocd-redis"))
+			g.Expect(objects).To(HaveKey("RoleBinding argocd/argocd-pull-agent-argocd-redis"))
+			g.Expect(objects).To(HaveKey("NetworkPolicy argocd/argocd-pull-agent-argocd-redis"))
 
 			work := objects["ClusterRole /open-cluster-management:argocd-pull:work-applications"]
 			g.Expect(work).NotTo(BeNil())
@@ -257,6 +268,8 @@ var _ = Describe("The argocd-pull addon manager", func() {
 				CustomizedVariables: []addonv1alpha1.CustomizedVariable{
 					{Name: addon.VariableWatchNamespaces, Value: "argocd,gitops"},
 					{Name: addon.VariableLogLevel, Value: "4"},
+					{Name: addon.VariableArgoCDNamespace, Value: "gitops"},
+					{Name: addon.VariableRedisAddress, Value: "redis.gitops.svc:6380"},
 				},
 			},
 		}
@@ -272,7 +285,7 @@ var _ = Describe("The argocd-pull addon manager", func() {
 			g.Expect(c.Image).To(Equal("mirror.example.com/ocm/argocd-pull-addon:v0.1.0"))
 			g.Expect(pod.ImagePullSecrets).To(Equal([]corev1.LocalObjectReference{{Name: testPullSecret}}),
 				"the mirrored image is pulled with the same Secrets")
-			g.Expect(c.Args).To(Equal(agentArgs(cluster, "gitops-agents", "argocd,gitops", "4")))
+			g.Expect(c.Args).To(Equal(agentArgs(cluster, "gitops-agents", "argocd,gitops", "4", "gitops", "redis.gitops.svc:6380")))
 			g.Expect(pod.NodeSelector).To(Equal(map[string]string{"kubernetes.io/os": "linux"}))
 			g.Expect(pod.Tolerations).To(ConsistOf(corev1.Toleration{Key: "dedicated", Operator: corev1.TolerationOpExists}))
 			g.Expect(c.Env).To(ConsistOf(
@@ -282,6 +295,7 @@ var _ = Describe("The argocd-pull addon manager", func() {
 			g.Expect(objects).To(HaveKey("Namespace /gitops-agents"))
 			g.Expect(objects).To(HaveKey("Role gitops/argocd-pull-agent-applications"))
 			g.Expect(objects).To(HaveKey("Role gitops-agents/argocd-pull-agent"))
+			g.Expect(objects).To(HaveKey("NetworkPolicy gitops/argocd-pull-agent-argocd-redis"))
 		}, timeout, interval).Should(Succeed())
 
 		// The klusterlet puts the hub kubeconfig Secret and watches the Lease where

@@ -248,6 +248,8 @@ var _ = Describe("Agent", Ordered, func() {
 
 	Context("telling where Argo CD keeps resource health", resourceHealthSpecs)
 
+	Context("reading Argo CD's resource tree from its Redis", resourceTreeSpecs)
+
 	Context("when the hub is unreachable", func() {
 		It("retries with backoff and writes what changed once the hub is back", func() {
 			app := createApplication(pulledApp(argoNamespace, "outage").Build(), syncedHealthy("before"))

@@ -8,7 +8,14 @@ import (
 	"testing"
 	"time"
 
+	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	cacheutil "github.com/argoproj/argo-cd/v2/util/cache"
+	"github.com/argoproj/argo-cd/v2/util/cache/appstate"
+	"github.com/argoproj/gitops-engine/pkg/health"
 	"github.com/go-logr/logr"
+	"github.com/redis/go-redis/v9"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -32,6 +39,19 @@ const (
 //
 //	KUBEBUILDER_ASSETS=$PWD/bin/envtest go test ./test/integration/agent/ -run '^$' -bench Agent500 -benchtime 1x -timeout 20m
 func BenchmarkAgent500Applications(b *testing.B) {
+	benchmarkAgent(b, false)
+}
+
+// BenchmarkAgent500ApplicationsWithTrees is BenchmarkAgent500Applications with Argo CD 3's
+// default: per-resource health in each Application's resource tree, which the agent reads
+// from a real redis-server (one read per reconcile of an Application). Each tree holds the
+// two resources, a ReplicaSet and a Pod; each status change comes with a new tree, written
+// first as Argo CD does. The test client's tree writes count in its CPU.
+func BenchmarkAgent500ApplicationsWithTrees(b *testing.B) {
+	benchmarkAgent(b, true)
+}
+
+func benchmarkAgent(b *testing.B, withTrees bool) {
 	ctx := context.Background()
 	// The agent logs nothing at V(0) per Application; the API servers' start-up is noise here.
 	ctrl.SetLogger(logr.Discard())
@@ -52,18 +72,45 @@ func BenchmarkAgent500Applications(b *testing.B) {
 	for _, ns := range []string{argoNamespace, teamNamespace, addonNamespace} {
 		must(b, managed.Create(ctx, namespace(ns)))
 	}
+	status := syncedHealthy
+	var trees *benchTrees
+	if withTrees {
+		redisServer, err := framework.StartRedisServer(b.TempDir())
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = redisServer.Stop() })
+		must(b, managed.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: argoNamespace, Name: agent.DefaultRedisSecret},
+			Data: map[string][]byte{"auth": []byte(redisServer.Password)}}))
+		trees = newBenchTrees(redisServer)
+		b.Cleanup(trees.close)
+		status = func(rev string) argov1alpha1.ApplicationStatus {
+			s := syncedHealthy(rev)
+			s.ReconciledAt, s.ControllerNamespace = &finished, argoNamespace
+			s.ResourceHealthSource = argov1alpha1.ResourceHealthLocationAppTree
+			for i := range s.Resources {
+				s.Resources[i].Health = nil
+			}
+			return s
+		}
+		benchRedisAddress = redisServer.Addr
+	}
 	keys := make([]client.ObjectKey, benchApplications)
 	for i := range keys {
 		app := pulledApp(argoNamespace, fmt.Sprintf("app-%03d", i)).Build()
 		must(b, managed.Create(ctx, app))
 		keys[i] = client.ObjectKeyFromObject(app)
-		must(b, setStatus(ctx, managed, keys[i], syncedHealthy("rev-0")))
+		if trees != nil {
+			must(b, trees.write(app.Name, "rev-0"))
+		}
+		must(b, setStatus(ctx, managed, keys[i], status("rev-0")))
 	}
 
 	counted := framework.NewRequestCounter()
 	a := startAgent(func(o *agent.Options) {
 		o.HubConfig = counted.Wrap(hubServer.Config)
 		o.ManagedConfig = rest.CopyConfig(managedServer.Config)
+		o.RedisAddress = benchRedisAddress
 	})
 	b.Cleanup(func() { _ = a.stop() })
 
@@ -101,7 +148,11 @@ func BenchmarkAgent500Applications(b *testing.B) {
 		changes := int(benchWindow.Seconds()) * benchChangesPerSec
 		for i := range changes {
 			<-tick.C
-			must(b, setStatus(ctx, managed, keys[i%len(keys)], syncedHealthy(fmt.Sprintf("rev-%d", i+1))))
+			rev := fmt.Sprintf("rev-%d", i+1)
+			if trees != nil {
+				must(b, trees.write(keys[i%len(keys)].Name, rev))
+			}
+			must(b, setStatus(ctx, managed, keys[i%len(keys)], status(rev)))
 		}
 		tick.Stop()
 		// Let the last changes' coalescing window pass, so their writes are counted.
@@ -110,6 +161,37 @@ func BenchmarkAgent500Applications(b *testing.B) {
 		b.ReportMetric(float64(writesSoFar()-writesBefore)/float64(changes), "churn-writes/change")
 		b.ReportMetric(rssMiB(b), "churn-rss-MiB")
 	}
+}
+
+// benchRedisAddress is the benchmark's Redis, empty without trees (nothing is read).
+var benchRedisAddress string
+
+// benchTrees writes resource trees as Argo CD's application controller does.
+type benchTrees struct {
+	rc   *redis.Client
+	argo *appstate.Cache
+}
+
+func newBenchTrees(r *framework.RedisServer) *benchTrees {
+	rc := redis.NewClient(&redis.Options{Addr: r.Addr, Password: r.Password})
+	return &benchTrees{rc: rc, argo: appstate.NewCache(cacheutil.NewCache(cacheutil.NewRedisCache(rc, time.Hour, cacheutil.RedisCompressionGZip)), time.Hour)}
+}
+
+func (t *benchTrees) close() { _ = t.rc.Close() }
+
+// write stores the tree of the Application name: the guestbook's Service and Deployment,
+// a ReplicaSet of the revision rev and its Pod, Progressing.
+func (t *benchTrees) write(name, rev string) error {
+	healthy := &argov1alpha1.HealthStatus{Status: health.HealthStatusHealthy}
+	dep := argov1alpha1.ResourceRef{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "guestbook", Name: "guestbook-ui", UID: name + "-dep"}
+	rs := argov1alpha1.ResourceRef{Group: "apps", Version: "v1", Kind: "ReplicaSet", Namespace: "guestbook", Name: "guestbook-ui-" + rev, UID: name + "-rs-" + rev}
+	return t.argo.SetAppResourcesTree(name, &argov1alpha1.ApplicationTree{Nodes: []argov1alpha1.ResourceNode{
+		{ResourceRef: argov1alpha1.ResourceRef{Version: "v1", Kind: "Service", Namespace: "guestbook", Name: "guestbook-ui", UID: name + "-svc"}, Health: healthy},
+		{ResourceRef: dep, Health: &argov1alpha1.HealthStatus{Status: health.HealthStatusProgressing, Message: "Waiting for rollout to finish"}},
+		{ResourceRef: rs, ParentRefs: []argov1alpha1.ResourceRef{dep}, Health: healthy},
+		{ResourceRef: argov1alpha1.ResourceRef{Version: "v1", Kind: "Pod", Namespace: "guestbook", Name: "guestbook-ui-" + rev + "-x1", UID: name + "-pod-" + rev},
+			ParentRefs: []argov1alpha1.ResourceRef{rs}, Health: &argov1alpha1.HealthStatus{Status: health.HealthStatusProgressing, Message: "ContainerCreating"}},
+	}})
 }
 
 func must(b *testing.B, err error) {

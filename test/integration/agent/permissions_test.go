@@ -16,6 +16,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -123,6 +124,8 @@ func scopedAgentSpecs() {
 			// agent watches and writes where the chart's RBAC points.
 			parseAgentArgs(o, pod.Containers[0].Args)
 			o.Endpoints.MetricsAddr, o.Endpoints.ProbeAddr = "0", "0"
+			// Where Argo CD's Redis Service would be.
+			o.RedisAddress = argoRedis.Addr
 			o.HubConfig = refused.wrap("hub", hubCfg)
 			o.ManagedConfig = managedRequests.Wrap(refused.wrap("managed cluster", managedCfg))
 		})
@@ -157,6 +160,30 @@ func scopedAgentSpecs() {
 				APIVersion: "addon.open-cluster-management.io/v1alpha1", Kind: "ManagedClusterAddOn", Name: apps.AddonName, UID: mca.UID,
 			}))
 		}).Should(Succeed(), refused.describe)
+	})
+
+	It("reads the resource tree with the password of the Secret its Role lets it read", func() {
+		// An Application outside Argo CD's namespace: its tree is under "<namespace>_<name>".
+		setRedisSecret()
+		writeResourceTree(redisPassword, scopedWatchNS+"_tree", &argov1alpha1.ApplicationTree{Nodes: []argov1alpha1.ResourceNode{{
+			ResourceRef: argov1alpha1.ResourceRef{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "guestbook", Name: "guestbook-ui"},
+			Health:      &argov1alpha1.HealthStatus{Status: health.HealthStatusDegraded, Message: "exceeded its progress deadline"},
+		}}})
+		status := syncedHealthy("abc")
+		status.ReconciledAt, status.ControllerNamespace = &finished, argoNamespace
+		status.ResourceHealthSource = argov1alpha1.ResourceHealthLocationAppTree
+		for i := range status.Resources {
+			status.Resources[i].Health = nil
+		}
+		createApplication(pulledApp(scopedWatchNS, "tree").Build(), status)
+		Eventually(func(g Gomega) {
+			rep := &appsv1alpha1.ApplicationStatusReport{}
+			g.Expect(hub.Get(ctx, scopedReportKey("tree"), rep)).To(Succeed())
+			g.Expect(rep.Status.ResourceHealthSource).To(Equal(appsv1alpha1.ResourceHealthSourceRedisTree))
+			g.Expect(rep.Status.Resources).To(ContainElement(And(HaveField("Kind", "Deployment"),
+				HaveField("Health", HaveValue(HaveField("Status", appsv1alpha1.HealthStatusDegraded))))))
+		}).Should(Succeed(), "refused: %v", refused.list())
+		Expect(managed.Delete(ctx, pulledApp(scopedWatchNS, "tree").Build())).To(Succeed())
 	})
 
 	It("sets the hub's requests on a pulled Application", func() {
@@ -246,7 +273,7 @@ func createAgentChart(rendered []runtime.Object) *appsv1.Deployment {
 		switch o := obj.(type) {
 		case *appsv1.Deployment:
 			deployment = o
-		case *corev1.Namespace, *corev1.ServiceAccount,
+		case *corev1.Namespace, *corev1.ServiceAccount, *networkingv1.NetworkPolicy,
 			*rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding, *rbacv1.Role, *rbacv1.RoleBinding:
 			objs = append(objs, o.(client.Object))
 		default:

@@ -26,6 +26,9 @@ var (
 	managedWrites = framework.NewRequestCounter()
 	theAgent      *runningAgent
 	ctx           = context.Background()
+	// argoRedis is the managed cluster's Argo CD Redis, where the agent reads resource
+	// trees; its password goes into the argocd-redis Secret by resourceTreeSpecs.
+	argoRedis *framework.RedisServer
 )
 
 func TestAgent(t *testing.T) {
@@ -52,6 +55,9 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	hubProxy, err = startTCPProxy(target)
 	Expect(err).NotTo(HaveOccurred())
+	argoRedis, err = framework.StartRedisServer(GinkgoT().TempDir())
+	Expect(err).NotTo(HaveOccurred())
+	redisPassword = argoRedis.Password
 	theAgent = startAgent(agentAgainstProxy)
 })
 
@@ -59,6 +65,7 @@ var _ = BeforeSuite(func() {
 func agentAgainstProxy(o *agent.Options) {
 	o.HubConfig = writes.Wrap(viaProxy(hubServer.Config, hubProxy))
 	o.ManagedConfig = managedWrites.Wrap(managedServer.Config)
+	o.RedisAddress = argoRedis.Addr
 }
 
 var _ = AfterSuite(func() {
@@ -68,6 +75,7 @@ var _ = AfterSuite(func() {
 	if hubProxy != nil {
 		hubProxy.close()
 	}
+	Expect(argoRedis.Stop()).To(Succeed())
 	Expect(managedServer.Stop()).To(Succeed())
 	Expect(hubServer.Stop()).To(Succeed())
 })

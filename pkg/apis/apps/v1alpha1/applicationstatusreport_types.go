@@ -19,6 +19,8 @@ const (
 	MaxConditions = 50
 	// MaxRevisions bounds the revisions of a multi-source Application.
 	MaxRevisions = 20
+	// MaxNotHealthyChildren bounds the not-healthy children of a report's resource tree.
+	MaxNotHealthyChildren = 50
 )
 
 // ApplicationStatusReport is what the argocd-pull agent on a managed cluster reports about
@@ -140,14 +142,22 @@ const (
 	OperationSucceeded   OperationPhase = "Succeeded"
 )
 
-// ResourceHealthSource says where per-resource health lives, as Argo CD's
-// status.resourceHealthSource does.
-// +kubebuilder:validation:Enum=appTree
+// ResourceHealthSource says where the report's per-resource health comes from. Unset:
+// from the Application (Argo CD 2.x, or controller.resource.health.persist "true").
+// +kubebuilder:validation:Enum=appTree;redisTree
 type ResourceHealthSource string
 
-// ResourceHealthSourceAppTree means Argo CD keeps per-resource health in its resource
-// tree (the Argo CD v3 default), not in the Application, so the report has none.
-const ResourceHealthSourceAppTree ResourceHealthSource = "appTree"
+const (
+	// ResourceHealthSourceAppTree means Argo CD keeps per-resource health in its resource
+	// tree (the Argo CD v3 default), not in the Application, and the agent could not read
+	// that tree: the report has no per-resource health. The agent's ManagedClusterAddOn
+	// condition ResourceTreeReadable says why.
+	ResourceHealthSourceAppTree ResourceHealthSource = "appTree"
+	// ResourceHealthSourceRedisTree means Argo CD keeps per-resource health in its resource
+	// tree and the agent read it from Argo CD's Redis: resources carry that health, and
+	// ResourceTree summarises their children.
+	ResourceHealthSourceRedisTree ResourceHealthSource = "redisTree"
+)
 
 // ApplicationReportStatus is the observed state of a reported Application.
 type ApplicationReportStatus struct {
@@ -181,6 +191,12 @@ type ApplicationReportStatus struct {
 	// (Argo CD v3's default): the resources then carry no health, by design, not by error.
 	// +optional
 	ResourceHealthSource ResourceHealthSource `json:"resourceHealthSource,omitempty"`
+
+	// ResourceTree summarises the children of the Application's resources (ReplicaSets,
+	// Pods, ...) as Argo CD's resource tree shows them, when the agent read the tree
+	// (resourceHealthSource redisTree).
+	// +optional
+	ResourceTree *ResourceTreeReport `json:"resourceTree,omitempty"`
 
 	// Truncation is set when the report had to drop or shorten content to stay small.
 	// +optional
@@ -297,9 +313,66 @@ type ResourceStatusReport struct {
 	// +optional
 	Status SyncStatusCode `json:"status,omitempty"`
 
-	// Health is the resource's health, when Argo CD keeps it in the Application.
+	// Health is the resource's health, when Argo CD keeps it in the Application or the
+	// agent read it from Argo CD's resource tree (see resourceHealthSource).
 	// +optional
 	Health *ResourceHealthReport `json:"health,omitempty"`
+}
+
+// ResourceTreeReport summarises the children in an Application's resource tree: the
+// resources Kubernetes created for the ones the Application manages.
+type ResourceTreeReport struct {
+	// Children is how many children the tree holds, healthy or not.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Children int32 `json:"children,omitempty"`
+
+	// NotHealthy are the children whose health is not Healthy, the most severe first
+	// (Degraded, Missing, Unknown, then Progressing and Suspended); Truncation counts
+	// those left out.
+	// +optional
+	// +kubebuilder:validation:MaxItems=50
+	NotHealthy []ChildResourceReport `json:"notHealthy,omitempty"`
+}
+
+// ChildResourceReport is one child in an Application's resource tree.
+type ChildResourceReport struct {
+	// Group of the resource; empty for the core group.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Group string `json:"group,omitempty"`
+
+	// Version of the resource.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Version string `json:"version,omitempty"`
+
+	// Kind of the resource.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Kind string `json:"kind"`
+
+	// Namespace of the resource; empty for cluster-scoped resources.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Namespace string `json:"namespace,omitempty"`
+
+	// Name of the resource.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// Parent is the resource of the Application this child belongs to, "Kind/name"
+	// (through any number of levels: a Pod's parent is its Deployment).
+	// +optional
+	// +kubebuilder:validation:MaxLength=320
+	Parent string `json:"parent,omitempty"`
+
+	// Health is the child's health as Argo CD computed it.
+	// +optional
+	Health ResourceHealthReport `json:"health,omitempty"`
 }
 
 // ResourceHealthReport is the health of one resource.
@@ -325,6 +398,11 @@ type Truncation struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	OmittedConditions int32 `json:"omittedConditions,omitempty"`
+
+	// OmittedChildren is how many not-healthy children were left out of resourceTree.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	OmittedChildren int32 `json:"omittedChildren,omitempty"`
 
 	// ShortenedMessages is how many messages were cut to their maximum length.
 	// +optional

@@ -85,8 +85,8 @@ type ReportTruncation struct {
 	// +kubebuilder:validation:Minimum=0
 	OmittedConditions int32 `json:"omittedConditions,omitempty"`
 
-	// OmittedFailingResources is how many failing resources were left out of cluster
-	// entries.
+	// OmittedFailingResources is how many failing resources and not-healthy children
+	// were left out of cluster entries.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	OmittedFailingResources int32 `json:"omittedFailingResources,omitempty"`
@@ -169,6 +169,10 @@ type ClusterCondition struct {
 	// SyncRevision is the revision the Application is synced to.
 	// +optional
 	SyncRevision string `json:"syncRevision,omitempty"`
+	// SyncRevisions are the revisions a multi-source Application is synced to, one per
+	// source (Argo CD's status.sync.revisions), from the agent's report.
+	// +optional
+	SyncRevisions []string `json:"syncRevisions,omitempty"`
 	// Conditions are the Application's errors and warnings on this cluster, errors
 	// first. The hub's own conditions of the hub Application say what keeps it from
 	// running before or without any report from the cluster (InvalidSpecError,
@@ -183,6 +187,20 @@ type ClusterCondition struct {
 	// the rest).
 	// +optional
 	FailingResources []FailingResource `json:"failingResources,omitempty"`
+
+	// NotHealthyChildren are some of the children in the Application's resource tree on
+	// this cluster (ReplicaSets, Pods, ...) that are not Healthy, the most severe first,
+	// each naming the Application's resource it belongs to: what explains a Progressing
+	// or Degraded resource. From the agent's report when it read Argo CD's resource tree.
+	// Truncation counts those left out with the failing resources.
+	// +optional
+	NotHealthyChildren []FailingResource `json:"notHealthyChildren,omitempty"`
+
+	// Stale is true when conditions, failing resources and children come from the last
+	// report of an agent that is not available now: they are what it observed at
+	// lastReportedAt.
+	// +optional
+	Stale bool `json:"stale,omitempty"`
 
 	// AgentAvailable tells whether the cluster's argocd-pull agent is available (its
 	// ManagedClusterAddOn's Available condition is True). When it is not, sync and health
@@ -261,6 +279,10 @@ type FailingResource struct {
 	// Message is the resource's health message, shortened.
 	// +optional
 	Message string `json:"message,omitempty"`
+	// Parent is, for a child in the resource tree, the Application's resource it belongs
+	// to, "Kind/name"; unset for the Application's own resources.
+	// +optional
+	Parent string `json:"parent,omitempty"`
 }
 
 // ReportSummary counts the clusters an ApplicationSet's Applications were pulled to, and
