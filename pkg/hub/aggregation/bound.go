@@ -112,33 +112,14 @@ func applyLevel(in appsv1alpha1.AppConditions, level Level) (appsv1alpha1.AppCon
 	}
 	for i := range in.ClusterConditions {
 		e := in.ClusterConditions[i] // shallow copy; the lists below are rebuilt, not changed
-		e.Conditions = nil
-		for j, c := range in.ClusterConditions[i].Conditions {
-			if j == level.Conditions {
-				counts.conditions += int32(len(in.ClusterConditions[i].Conditions) - j)
-				break
-			}
+		e.Conditions = keepFirst(e.Conditions, level.Conditions, &counts.conditions, func(c *appsv1alpha1.Condition) {
 			c.Message = counts.shorten(c.Message, level.MessageLength)
-			e.Conditions = append(e.Conditions, c)
-		}
-		e.FailingResources = nil
-		for j, f := range in.ClusterConditions[i].FailingResources {
-			if j == level.FailingResources {
-				counts.failing += int32(len(in.ClusterConditions[i].FailingResources) - j)
-				break
-			}
+		})
+		shortenFailing := func(f *appsv1alpha1.FailingResource) {
 			f.Message = counts.shorten(f.Message, level.FailingMessageLength)
-			e.FailingResources = append(e.FailingResources, f)
 		}
-		e.NotHealthyChildren = nil
-		for j, f := range in.ClusterConditions[i].NotHealthyChildren {
-			if j == level.FailingResources {
-				counts.failing += int32(len(in.ClusterConditions[i].NotHealthyChildren) - j)
-				break
-			}
-			f.Message = counts.shorten(f.Message, level.FailingMessageLength)
-			e.NotHealthyChildren = append(e.NotHealthyChildren, f)
-		}
+		e.FailingResources = keepFirst(e.FailingResources, level.FailingResources, &counts.failing, shortenFailing)
+		e.NotHealthyChildren = keepFirst(e.NotHealthyChildren, level.FailingResources, &counts.failing, shortenFailing)
 		if level.Terse == TerseAll || (level.Terse == TerseFine && attention(e) == 0) {
 			if e.LastReportedAt != nil || (e.AgentAvailable != nil && *e.AgentAvailable) || e.Delivery == appsv1alpha1.DeliveryPull {
 				counts.terseEntries++
@@ -206,6 +187,22 @@ func attention(e appsv1alpha1.ClusterCondition) int {
 }
 
 // shorten cuts a message to max characters (report.Shorten) and counts it when it cut.
+// keepFirst returns a new list of in's first limit items, each passed through edit (on
+// a copy: in is shared with the unbounded report), and adds how many it left out to
+// *omitted. Nil when in is empty, as the JSON field is omitted then.
+func keepFirst[T any](in []T, limit int, omitted *int32, edit func(*T)) []T {
+	var out []T
+	for j, item := range in {
+		if j == limit {
+			*omitted += int32(len(in) - j)
+			break
+		}
+		edit(&item)
+		out = append(out, item)
+	}
+	return out
+}
+
 func (c *truncationCounts) shorten(s string, max int) string {
 	cut, ok := report.Shorten(s, max)
 	if ok {
