@@ -212,15 +212,28 @@ func metricsReaderToken(ctx context.Context, cp *ControlPlane) (string, error) {
 			return "", fmt.Errorf("creating %T %s for scraping the manager's metrics: %w", o, o.GetName(), err)
 		}
 	}
+	return serviceAccountToken(ctx, cp, namespace, name)
+}
+
+// serviceAccountToken is a day-long token of ServiceAccount namespace/name on cp, waiting
+// for the ServiceAccount while it is still on its way (the agent's comes with its
+// ManifestWork).
+func serviceAccountToken(ctx context.Context, cp *ControlPlane, namespace, name string) (string, error) {
 	cs, err := kubernetes.NewForConfig(cp.APIServer.Config)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("creating a clientset for %s: %w", cp.Name, err)
 	}
-	tr, err := cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name,
-		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](24 * 3600)}},
-		metav1.CreateOptions{})
-	if err != nil {
-		return "", fmt.Errorf("requesting a token for ServiceAccount %s/%s: %w", namespace, name, err)
+	var tr *authenticationv1.TokenRequest
+	if err := wait.PollUntilContextCancel(ctx, 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		tr, err = cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name,
+			&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](24 * 3600)}},
+			metav1.CreateOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return err == nil, err
+	}); err != nil {
+		return "", fmt.Errorf("requesting a token for ServiceAccount %s/%s on %s: %w", namespace, name, cp.Name, err)
 	}
 	return tr.Status.Token, nil
 }
@@ -459,26 +472,13 @@ func pullAddonBinary(bin, dir string) (string, error) {
 // writeServiceAccountKubeconfig writes a kubeconfig for namespace/name on cp with a token
 // from the TokenRequest API, as a pod of that ServiceAccount would get mounted.
 func writeServiceAccountKubeconfig(ctx context.Context, cp *ControlPlane, namespace, name, file string) error {
-	cs, err := kubernetes.NewForConfig(cp.APIServer.Config)
+	token, err := serviceAccountToken(ctx, cp, namespace, name)
 	if err != nil {
-		return fmt.Errorf("creating a clientset for %s: %w", cp.Name, err)
-	}
-	var tr *authenticationv1.TokenRequest
-	// The ServiceAccount may still be on its way (the agent's comes with its ManifestWork).
-	if err := wait.PollUntilContextCancel(ctx, 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		tr, err = cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name,
-			&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](24 * 3600)}},
-			metav1.CreateOptions{})
-		if apierrors.IsNotFound(err) {
-			return false, nil
-		}
-		return err == nil, err
-	}); err != nil {
-		return fmt.Errorf("requesting a token for ServiceAccount %s/%s on %s: %w", namespace, name, cp.Name, err)
+		return err
 	}
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters[cp.Name] = &clientcmdapi.Cluster{Server: apiServerURL(cp), CertificateAuthorityData: cp.APIServer.Config.CAData}
-	kc.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
+	kc.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: token}
 	kc.Contexts[name] = &clientcmdapi.Context{Cluster: cp.Name, AuthInfo: name, Namespace: namespace}
 	kc.CurrentContext = name
 	if err := clientcmd.WriteToFile(*kc, file); err != nil {

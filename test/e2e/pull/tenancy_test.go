@@ -108,19 +108,9 @@ var _ = Describe("Tenancy: a team's mistakes on a shared hub", Ordered, func() {
 			Expect(spokeClient.Create(ctx, onCluster)).To(Succeed())
 			DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(spokeClient.Delete(ctx, onCluster))).To(Succeed()) })
 		}
+		// The fleet's hub has no argocd-cmd-params-cm: the second spec creates it.
 		DeferCleanup(func(ctx SpecContext) {
-			params := &corev1.ConfigMap{}
-			err := hub.Get(ctx, client.ObjectKey{Namespace: argoNS, Name: cmdParamsCM}, params)
-			if apierrors.IsNotFound(err) {
-				return
-			}
-			Expect(err).NotTo(HaveOccurred())
-			if params.Labels[teamNS] == "made-by-the-tenancy-scenario" {
-				Expect(client.IgnoreNotFound(hub.Delete(ctx, params))).To(Succeed())
-				return
-			}
-			Expect(hub.Patch(ctx, params, client.RawPatch(types.MergePatchType,
-				[]byte(`{"data":{"application.namespaces":null}}`)))).To(Succeed())
+			Expect(client.IgnoreNotFound(hub.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: cmdParamsCM, Namespace: argoNS}}))).To(Succeed())
 		})
 		DeferCleanup(func(ctx SpecContext) {
 			Expect(client.IgnoreNotFound(hub.Delete(ctx, &clusterv1beta2.ManagedClusterSetBinding{
@@ -159,18 +149,8 @@ var _ = Describe("Tenancy: a team's mistakes on a shared hub", Ordered, func() {
 
 	It("refuses it while no ManagedClusterSet is bound to her namespace, which she cannot bind herself", func(ctx SpecContext) {
 		By("the admin lets Argo CD accept Applications in " + teamNS + ", as for apps in any namespace")
-		params := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: cmdParamsCM, Namespace: argoNS}}
-		err := hub.Get(ctx, client.ObjectKeyFromObject(params), params)
-		if apierrors.IsNotFound(err) {
-			params.Labels = map[string]string{teamNS: "made-by-the-tenancy-scenario"}
-			params.Data = map[string]string{"application.namespaces": teamNS}
-			Expect(hub.Create(ctx, params)).To(Succeed())
-		} else {
-			Expect(err).NotTo(HaveOccurred())
-			Expect(params.Data).NotTo(HaveKey("application.namespaces"), "another scenario configures Argo CD's namespaces")
-			Expect(hub.Patch(ctx, params, client.RawPatch(types.MergePatchType,
-				[]byte(`{"data":{"application.namespaces":"`+teamNS+`"}}`)))).To(Succeed())
-		}
+		Expect(hub.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: cmdParamsCM, Namespace: argoNS},
+			Data: map[string]string{"application.namespaces": teamNS}})).To(Succeed())
 
 		expectTeamAppRefused(ctx, propagation.ReasonClusterSetNotBound,
 			"ManagedCluster "+allowedCluster+" named by annotation", "bound to namespace "+teamNS)
@@ -178,7 +158,7 @@ var _ = Describe("Tenancy: a team's mistakes on a shared hub", Ordered, func() {
 		By("alice trying to bind the global set to her namespace herself")
 		binding := &clusterv1beta2.ManagedClusterSetBinding{ObjectMeta: metav1.ObjectMeta{Name: "global", Namespace: teamNS},
 			Spec: clusterv1beta2.ManagedClusterSetBindingSpec{ClusterSet: "global"}}
-		err = alice.Create(ctx, binding)
+		err := alice.Create(ctx, binding)
 		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "alice binding a ManagedClusterSet: %v", err)
 	})
 
