@@ -142,8 +142,15 @@ func (r *runnable) forgetRenderingsOfDeletedAddons(ctx context.Context) error {
 			if err != nil {
 				return
 			}
+			if tombstone, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+				obj = tombstone.Obj
+			}
+			deleted, ok := obj.(*addonv1alpha1.ManagedClusterAddOn)
+			if !ok {
+				return
+			}
 			if cluster, _, err := toolscache.SplitMetaNamespaceKey(key); err == nil {
-				r.renders.Forget(cluster)
+				r.renders.Forget(cluster, deleted.UID)
 			}
 		},
 	})

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"open-cluster-management.io/addon-framework/pkg/agent"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
@@ -27,6 +28,10 @@ type RenderCache struct {
 	// not kept: the AddOnDeploymentConfig that failed may be fixed without any input here
 	// changing.
 	byCluster map[string]rendering
+	// forgotten is the UID of each cluster's last deleted ManagedClusterAddOn: the
+	// framework's controllers may still render from a lister that has not seen the
+	// deletion, and such a rendering must not be kept again after Forget.
+	forgotten map[string]types.UID
 }
 
 type rendering struct {
@@ -38,7 +43,7 @@ var _ agent.AgentAddon = &RenderCache{}
 
 // NewRenderCache wraps agentAddon, whose Manifests must depend only on renderInputs.
 func NewRenderCache(agentAddon agent.AgentAddon) *RenderCache {
-	return &RenderCache{AgentAddon: agentAddon, byCluster: map[string]rendering{}}
+	return &RenderCache{AgentAddon: agentAddon, byCluster: map[string]rendering{}, forgotten: map[string]types.UID{}}
 }
 
 // Manifests returns the agent's objects for cluster, rendering them only when an input
@@ -61,16 +66,22 @@ func (c *RenderCache) Manifests(cluster *clusterv1.ManagedCluster, addon *addonv
 		return nil, err
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	if gone, ok := c.forgotten[cluster.Name]; addon.DeletionTimestamp != nil || (ok && gone == addon.UID) {
+		return objects, nil
+	}
+	delete(c.forgotten, cluster.Name)
 	c.byCluster[cluster.Name] = rendering{inputs: inputs, objects: deepCopies(objects)}
-	c.mu.Unlock()
 	return objects, nil
 }
 
-// Forget drops the cluster's rendering: its addon was disabled or the cluster left.
-func (c *RenderCache) Forget(cluster string) {
+// Forget drops the cluster's rendering: its addon, addonUID, was disabled or the cluster
+// left. A late rendering for that addon is not kept.
+func (c *RenderCache) Forget(cluster string, addonUID types.UID) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.byCluster, cluster)
+	c.forgotten[cluster] = addonUID
 }
 
 // Cached tells whether a rendering of cluster's agent is kept.

@@ -104,7 +104,7 @@ func TestRenderCacheRendersOncePerInputs(t *testing.T) {
 func TestRenderCacheKeepsClustersApartAndReturnsCopies(t *testing.T) {
 	rendered := &countingAddon{}
 	cache := NewRenderCache(rendered)
-	addon := &addonv1alpha1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Name: "argocd-pull"}}
+	addon := &addonv1alpha1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Name: "argocd-pull", UID: "enabled"}}
 	cluster1 := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: "cluster1"}}
 	cluster2 := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: "cluster2"}}
 
@@ -132,15 +132,28 @@ func TestRenderCacheKeepsClustersApartAndReturnsCopies(t *testing.T) {
 		t.Errorf("chart rendered %d times for two clusters asked three times, want 2", rendered.renders)
 	}
 
-	cache.Forget("cluster1")
-	if _, ok := cache.byCluster["cluster1"]; ok {
+	cache.Forget("cluster1", addon.UID)
+	if cache.Cached("cluster1") {
 		t.Errorf("cluster1's rendering is kept after Forget")
 	}
+	// A late sync of the deleted addon, from a lister that has not seen the deletion.
 	if _, err := cache.Manifests(cluster1, addon); err != nil {
 		t.Fatal(err)
 	}
 	if rendered.renders != 3 {
 		t.Errorf("chart rendered %d times after Forget, want 3", rendered.renders)
+	}
+	if cache.Cached("cluster1") {
+		t.Errorf("a rendering for the deleted addon is kept after Forget")
+	}
+	// The addon enabled again: a new ManagedClusterAddOn, whose rendering is kept.
+	again1 := addon.DeepCopy()
+	again1.UID = "enabled-again"
+	if _, err := cache.Manifests(cluster1, again1); err != nil {
+		t.Fatal(err)
+	}
+	if !cache.Cached("cluster1") {
+		t.Errorf("the re-enabled addon's rendering is not kept")
 	}
 }
 
