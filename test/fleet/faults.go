@@ -10,6 +10,15 @@ package fleet
 // control plane's --secure-port), remembers its command line, environment and working
 // directory and signals it; StartAPIServer runs that command line again. envtest's own
 // Stop skips a process that has exited, so ControlPlane.Stop stops the restarted one first.
+//
+// What a 20 s outage of the hub's kube-apiserver does to the rest of a pull fleet (seen in
+// test/fleet/faults_test): kube-controller-manager (--leader-elect=false), OCM's hub
+// controllers and klusterlet agents in the test process, the applicationset-controller and
+// the agents keep running (some log connection errors) and no Err reports them; the
+// standby manager replica keeps trying to acquire the lease; the leading one exits with
+// "leader election lost" (its renew deadline is 10 s), which PullModelOptions.RestartExited
+// restarts; right after the restart the server refuses requests until its RBAC informers
+// have synced (see APIServerStarting).
 
 import (
 	"bytes"
