@@ -504,6 +504,13 @@ func startArgoCDProcess(bin, component, logPath string, env, args []string) (*ar
 	if err != nil {
 		return nil, err
 	}
+	return runArgoCDProcess(bin, component, logFile, env, args)
+}
+
+// runArgoCDProcess starts the process with its output into logFile, which it closes when
+// the process exits.
+func runArgoCDProcess(bin, component string, logFile *os.File, env, args []string) (*argoCDProcess, error) {
+	logPath := logFile.Name()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(env, "ARGOCD_BINARY_NAME="+component)
 	cmd.Stdout, cmd.Stderr = logFile, logFile

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -36,6 +37,12 @@ type ControlPlane struct {
 
 	ca  *controlPlaneCA
 	kcm *controllerManager
+	// dir holds the kubeconfig and the logs of the processes the fleet starts.
+	dir string
+	// api is the kube-apiserver's command line once StopAPIServer has stopped it
+	// (faults.go).
+	apiMu sync.Mutex
+	api   *apiServerCommand
 }
 
 // controlPlaneOptions say what startControlPlane installs and runs.
@@ -92,7 +99,7 @@ func startControlPlane(opts controlPlaneOptions) (started *ControlPlane, err err
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("starting the %s API server from %s: %w", opts.name, assets, err), env.Stop())
 	}
-	cp := &ControlPlane{Name: opts.name, ca: ca, APIServer: &framework.APIServer{Env: env, Config: cfg}, Audit: opts.audit}
+	cp := &ControlPlane{Name: opts.name, dir: opts.dir, ca: ca, APIServer: &framework.APIServer{Env: env, Config: cfg}, Audit: opts.audit}
 	defer func() {
 		if err != nil {
 			err, started = errors.Join(err, cp.Stop()), nil
@@ -140,7 +147,7 @@ func (cp *ControlPlane) exited() error {
 	return nil
 }
 
-// Stop stops kube-controller-manager, then the API server and etcd.
+// Stop stops kube-controller-manager, then the API server (restarted or not) and etcd.
 func (cp *ControlPlane) Stop() error {
 	if cp == nil {
 		return nil
@@ -150,6 +157,11 @@ func (cp *ControlPlane) Stop() error {
 		if err := cp.kcm.stop(); err != nil {
 			errs = append(errs, fmt.Errorf("stopping kube-controller-manager of %s: %w", cp.Name, err))
 		}
+	}
+	// A kube-apiserver restarted by StartAPIServer first: envtest's Stop skips the process
+	// it started, which has exited, and knows nothing of this one.
+	if err := cp.stopAPIServerRestart(); err != nil {
+		errs = append(errs, fmt.Errorf("stopping the restarted %s API server: %w", cp.Name, err))
 	}
 	if cp.APIServer != nil {
 		if err := cp.APIServer.Stop(); err != nil {

@@ -246,7 +246,7 @@ func (p *PullFleet) Err() error {
 func (p *PullFleet) Logs() []string {
 	var files []string
 	if p.Pull != nil {
-		files = append(files, p.Pull.ManagerLog())
+		files = append(files, p.Pull.ManagerLogs()...)
 	}
 	for _, c := range p.Clusters {
 		if p.withoutPullModel[c.Name] {

@@ -72,6 +72,20 @@ type PullModelOptions struct {
 	// Timeout bounds each wait (the manager's readiness, the agent's Deployment and
 	// Secret); 0 means 2 minutes.
 	Timeout time.Duration
+
+	// For chaos tests (faults.go, supervisor.go); all off by default.
+	//
+	// ManagerReplicas is how many manager processes run, all with the same arguments and
+	// the chart's --leader-elect, each with its own loopback metrics and probe ports; 0
+	// means 1.
+	ManagerReplicas int
+	// AgentHubProxy makes each agent reach the hub API server through a loopback TCP
+	// proxy of its own, which SetAgentHubLink cuts and restores.
+	AgentHubProxy bool
+	// RestartExited starts a manager replica or an agent that exited without the test
+	// having killed or stopped it again after 2 s, as a kubelet restarts a crashed
+	// container; Err does not report it and Restarts counts it.
+	RestartExited bool
 }
 
 // PullModel is the hub chart installed on a fleet, the manager running, and the agents
@@ -82,19 +96,31 @@ type PullModel struct {
 	Dir    string
 	Binary string
 
-	opts    PullModelOptions
-	manager *argoCDProcess
-	// managerMetrics is the manager's metrics URL; with the chart's --metrics-secure it is
-	// https and scraped with metricsToken, a token of a ServiceAccount bound to the
-	// chart's metrics-reader ClusterRole, as the README tells Prometheus' to be.
-	managerMetrics string
+	opts PullModelOptions
+	// managers are the manager replicas; managerMetrics their metrics URLs. With the
+	// chart's --metrics-secure they are https and scraped with metricsToken, a token of a
+	// ServiceAccount bound to the chart's metrics-reader ClusterRole, as the README tells
+	// Prometheus' to be.
+	managers       []*pullProcess
+	managerMetrics []string
 	metricsToken   string
-	mu             sync.Mutex
-	agents         map[string]*argoCDProcess
+
+	mu sync.Mutex
+	// procs are the manager replicas and the agents started so far, by key ("manager-0",
+	// "agent-cluster1"); see supervisor.go.
+	procs map[string]*pullProcess
 	// agentMetrics is each cluster's agent's metrics address (host:port).
 	agentMetrics map[string]string
 	// clusterAgentArgs are appended to one cluster's agent's arguments (SetAgentArgs).
 	clusterAgentArgs map[string][]string
+	// hubProxies are the agents' links to the hub with AgentHubProxy, by cluster.
+	hubProxies map[string]*tcpProxy
+	// restarts counts the supervisor's restarts by key; stopping and stopCh tell it the
+	// model stops; supervisor waits for its goroutines.
+	restarts   map[string]int
+	stopping   bool
+	stopCh     chan struct{}
+	supervisor sync.WaitGroup
 }
 
 // SetAgentArgs sets arguments appended to cluster's agent from its next start on, after
@@ -113,8 +139,12 @@ func InstallPullModel(ctx context.Context, f *Fleet, opts PullModelOptions) (_ *
 	if opts.Timeout == 0 {
 		opts.Timeout = 2 * time.Minute
 	}
-	p := &PullModel{Fleet: f, Dir: filepath.Join(f.Dir, "pullmodel"), opts: opts, agents: map[string]*argoCDProcess{},
-		agentMetrics: map[string]string{}, clusterAgentArgs: map[string][]string{}}
+	if opts.ManagerReplicas == 0 {
+		opts.ManagerReplicas = 1
+	}
+	p := &PullModel{Fleet: f, Dir: filepath.Join(f.Dir, "pullmodel"), opts: opts, procs: map[string]*pullProcess{},
+		agentMetrics: map[string]string{}, clusterAgentArgs: map[string][]string{}, hubProxies: map[string]*tcpProxy{},
+		restarts: map[string]int{}, stopCh: make(chan struct{})}
 	if err := os.MkdirAll(p.Dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -156,42 +186,59 @@ func InstallPullModel(ctx context.Context, f *Fleet, opts PullModelOptions) (_ *
 	if err := writeServiceAccountKubeconfig(ctx, f.Hub.ControlPlane, ns, PullManagerServiceAccount, kubeconfig); err != nil {
 		return p, err
 	}
-	ports, err := framework.FreePorts(2)
+	ports, err := framework.FreePorts(2 * opts.ManagerReplicas)
 	if err != nil {
 		return p, err
 	}
-	// The chart's arguments (so --argocd-namespaces and the rest scope the manager as in
-	// a pod), then loopback ports and the leader election namespace the pod would have
-	// taken from its service account: a later flag overrides an earlier one.
-	args := append([]string{"manager", "--kubeconfig", kubeconfig}, chartArgs...)
-	args = append(args,
-		"--leader-election-namespace", ns,
-		"--metrics-bind-address", framework.LoopbackAddress(ports[0]), "--health-probe-bind-address", framework.LoopbackAddress(ports[1]),
-		"--agent-image", "quay.io/open-cluster-management/argocd-pull-addon:e2e",
-		// A delivered Application the agent does not report is NotReportedError after
-		// 15 s, not the default minute: scenarios see it without waiting that long.
-		"--agent-report-grace-period", "15s",
-	)
-	args = append(args, opts.ManagerArgs...)
-	p.managerMetrics = "http://" + framework.LoopbackAddress(ports[0]) + "/metrics"
+	metricsScheme := "http"
 	if slices.Contains(chartArgs, "--metrics-secure") {
-		p.managerMetrics = "https://" + framework.LoopbackAddress(ports[0]) + "/metrics"
+		metricsScheme = "https"
 		if p.metricsToken, err = metricsReaderToken(ctx, f.Hub.ControlPlane); err != nil {
 			return p, err
 		}
 	}
-	if p.manager, err = startArgoCDProcess(p.Binary, "argocd-pull-addon-manager", p.ManagerLog(), os.Environ(), args); err != nil {
-		return p, err
+	for i := range opts.ManagerReplicas {
+		metrics, probes := framework.LoopbackAddress(ports[2*i]), framework.LoopbackAddress(ports[2*i+1])
+		// The chart's arguments (so --argocd-namespaces and the rest scope the manager as
+		// in a pod), then loopback ports and the leader election namespace the pod would
+		// have taken from its service account: a later flag overrides an earlier one.
+		args := append([]string{"manager", "--kubeconfig", kubeconfig}, chartArgs...)
+		args = append(args,
+			"--leader-election-namespace", ns,
+			"--metrics-bind-address", metrics, "--health-probe-bind-address", probes,
+			"--agent-image", "quay.io/open-cluster-management/argocd-pull-addon:e2e",
+			// A delivered Application the agent does not report is NotReportedError after
+			// 15 s, not the default minute: scenarios see it without waiting that long.
+			"--agent-report-grace-period", "15s",
+		)
+		args = append(args, opts.ManagerArgs...)
+		p.managers = append(p.managers, &pullProcess{
+			key: fmt.Sprintf("manager-%d", i), bin: p.Binary, component: "argocd-pull-addon-manager",
+			log: p.managerLog(i), env: os.Environ(), args: args, readyURL: "http://" + probes + "/readyz",
+		})
+		p.managerMetrics = append(p.managerMetrics, metricsScheme+"://"+metrics+"/metrics")
 	}
-	if err := waitHTTP(p.manager, "http://"+framework.LoopbackAddress(ports[1])+"/readyz", opts.Timeout); err != nil {
-		return p, err
+	// All replicas at once, as a Deployment's pods start; one wins the election.
+	errs := make([]error, len(p.managers))
+	var wg sync.WaitGroup
+	for i, m := range p.managers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			proc, err := p.run(m, false)
+			if err == nil {
+				err = waitHTTP(proc, m.readyURL, opts.Timeout)
+			}
+			errs[i] = err
+		}()
 	}
-	return p, nil
+	wg.Wait()
+	return p, errors.Join(errs...)
 }
 
-// ScrapeManagerMetrics reads the manager's Prometheus metrics as Prometheus would.
+// ScrapeManagerMetrics reads the metrics of manager replica 0 as Prometheus would.
 func (p *PullModel) ScrapeManagerMetrics() (framework.Metrics, error) {
-	return framework.ScrapeMetricsAs(p.managerMetrics, p.metricsToken)
+	return p.ScrapeManagerMetricsOf(0)
 }
 
 // metricsReaderToken is a token of ServiceAccount monitoring/prometheus, bound to the
@@ -246,34 +293,36 @@ func (p *PullModel) AgentMetricsURL(cluster string) string {
 }
 
 // RefusedManagerRequests are the requests of the manager the hub's API server answered
-// 403 Forbidden so far: none when the chart's RBAC grants all the manager does.
+// 403 Forbidden so far: none when the chart's RBAC grants all the manager does. Requests
+// a restarted hub API server received before it was ready do not count
+// (ControlPlane.APIServerStarting).
 func (p *PullModel) RefusedManagerRequests() ([]string, error) {
 	if p.Fleet.Hub.Audit == nil {
 		return nil, errors.New("the hub API server keeps no audit log")
 	}
-	return p.Fleet.Hub.Audit.RefusedRequests()
+	return p.Fleet.Hub.Audit.RefusedRequestsOutside(p.Fleet.Hub.APIServerStarting())
 }
 
-// ManagerLog is the manager's log file.
-func (p *PullModel) ManagerLog() string { return filepath.Join(p.Dir, "manager.log") }
+// ManagerLog is the log file of manager replica 0.
+func (p *PullModel) ManagerLog() string { return p.managerLog(0) }
+
+// managerLog is manager.log for replica 0, manager-<i>.log for the others.
+func (p *PullModel) managerLog(replica int) string {
+	if replica == 0 {
+		return filepath.Join(p.Dir, "manager.log")
+	}
+	return filepath.Join(p.Dir, fmt.Sprintf("manager-%d.log", replica))
+}
 
 // AgentLog is the log file of cluster's agent.
 func (p *PullModel) AgentLog(cluster string) string {
 	return filepath.Join(p.Dir, "agent-"+cluster+".log")
 }
 
-// Err reports a manager or agent process that exited, and failed OCM components.
+// Err reports a manager replica or agent that exited on its own (without RestartExited;
+// not one the test killed or stopped), and failed OCM components.
 func (p *PullModel) Err() error {
-	errs := []error{p.Fleet.Err()}
-	if p.manager != nil {
-		errs = append(errs, p.manager.exited())
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, a := range p.agents {
-		errs = append(errs, a.exited())
-	}
-	return errors.Join(errs...)
+	return errors.Join(append(p.procErrs(), p.Fleet.Err())...)
 }
 
 // EnableAddon does what `clusteradm addon enable --names argocd-pull --clusters cluster
@@ -308,9 +357,9 @@ func (p *PullModel) StartAgent(ctx context.Context, cluster, installNamespace st
 		return fmt.Errorf("no cluster %s in the fleet", cluster)
 	}
 	p.mu.Lock()
-	running := p.agents[cluster]
+	running := p.procs[agentKey(cluster)].running()
 	p.mu.Unlock()
-	if running != nil && running.exited() == nil {
+	if running {
 		return fmt.Errorf("the agent of %s is running already", cluster)
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.opts.Timeout)
@@ -359,6 +408,11 @@ func (p *PullModel) StartAgent(ctx context.Context, cluster, installNamespace st
 			return err
 		}
 	}
+	if p.opts.AgentHubProxy {
+		if err := p.viaHubProxy(cluster, filepath.Join(hubDir, "kubeconfig")); err != nil {
+			return err
+		}
+	}
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	saName := dep.Spec.Template.Spec.ServiceAccountName
 	if saName == "" {
@@ -401,47 +455,39 @@ func (p *PullModel) StartAgent(ctx context.Context, cluster, installNamespace st
 	if old, err := os.ReadFile(logPath); err == nil {
 		_ = os.WriteFile(logPath+".previous", old, 0o600)
 	}
-	proc, err := startArgoCDProcess(p.Binary, "argocd-pull-addon-agent-"+cluster, logPath, env, args)
+	p.mu.Lock()
+	p.agentMetrics[cluster] = framework.LoopbackAddress(ports[0])
+	p.mu.Unlock()
+	agent := &pullProcess{
+		key: agentKey(cluster), bin: p.Binary, component: "argocd-pull-addon-agent-" + cluster,
+		log: logPath, env: env, args: args, readyURL: "http://" + framework.LoopbackAddress(ports[1]) + "/healthz",
+	}
+	proc, err := p.run(agent, false)
 	if err != nil {
 		return err
 	}
-	p.mu.Lock()
-	p.agents[cluster] = proc
-	p.agentMetrics[cluster] = framework.LoopbackAddress(ports[0])
-	p.mu.Unlock()
-	return waitHTTP(proc, "http://"+framework.LoopbackAddress(ports[1])+"/healthz", p.opts.Timeout)
+	return waitHTTP(proc, agent.readyURL, p.opts.Timeout)
 }
+
+// agentKey names cluster's agent in Restarts.
+func agentKey(cluster string) string { return "agent-" + cluster }
 
 // StopAgent stops cluster's agent (SIGTERM) if it runs.
 func (p *PullModel) StopAgent(cluster string) error {
-	p.mu.Lock()
-	proc := p.agents[cluster]
-	delete(p.agents, cluster)
-	p.mu.Unlock()
+	proc := p.take(agentKey(cluster))
 	if proc == nil {
 		return nil
 	}
 	return proc.stop()
 }
 
-// Stop stops the agents, then the manager. The fleet is left running.
+// Stop stops the agents, then the manager replicas, and the agents' hub proxies. The
+// fleet is left running.
 func (p *PullModel) Stop() error {
 	if p == nil {
 		return nil
 	}
-	var errs []error
-	p.mu.Lock()
-	agents := p.agents
-	p.agents = map[string]*argoCDProcess{}
-	p.mu.Unlock()
-	for _, a := range agents {
-		errs = append(errs, a.stop())
-	}
-	if p.manager != nil {
-		errs = append(errs, p.manager.stop())
-		p.manager = nil
-	}
-	return errors.Join(errs...)
+	return p.stopAll()
 }
 
 // pullAddonBinary is bin, else $ARGOCD_PULL_ADDON_BINARY, else a fresh `go build` of

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
@@ -79,12 +80,28 @@ type auditEvent struct {
 	ResponseStatus *struct {
 		Code int `json:"code"`
 	} `json:"responseStatus"`
+	RequestReceived time.Time `json:"requestReceivedTimestamp"`
 }
+
+// TimeRange is the span of time from From to To, both included.
+type TimeRange struct {
+	From, To time.Time
+}
+
+func (r TimeRange) contains(t time.Time) bool { return !t.Before(r.From) && !t.After(r.To) }
 
 // RefusedRequests are the requests of the audited users the API server answered 403
 // Forbidden, each "<user>: <verb> <URI> (n times)", sorted. A log that records no request
 // of theirs is an error.
 func (a *AuditLog) RefusedRequests() ([]string, error) {
+	return a.RefusedRequestsOutside(nil)
+}
+
+// RefusedRequestsOutside is RefusedRequests without the 403s of requests the API server
+// received within one of skip: a restarted kube-apiserver refuses requests until its RBAC
+// informers have synced, before /readyz answers 200, when no load balancer or Service
+// would send it any (see fleet's ControlPlane.APIServerStarting).
+func (a *AuditLog) RefusedRequestsOutside(skip []TimeRange) ([]string, error) {
 	// No log, or no request of the users in it, is an error: a check that read nothing
 	// would pass whatever the users did.
 	f, err := os.Open(a.Path)
@@ -109,7 +126,8 @@ func (a *AuditLog) RefusedRequests() ([]string, error) {
 			continue
 		}
 		seen++
-		if e.ResponseStatus != nil && e.ResponseStatus.Code == 403 {
+		if e.ResponseStatus != nil && e.ResponseStatus.Code == 403 &&
+			!slices.ContainsFunc(skip, func(r TimeRange) bool { return r.contains(e.RequestReceived) }) {
 			count[fmt.Sprintf("%s: %s %s", user, e.Verb, e.RequestURI)]++
 		}
 	}
