@@ -102,21 +102,51 @@ func (a *AuditLog) RefusedRequests() ([]string, error) {
 // informers have synced, before /readyz answers 200, when no load balancer or Service
 // would send it any (see fleet's ControlPlane.APIServerStarting).
 func (a *AuditLog) RefusedRequestsOutside(skip []TimeRange) ([]string, error) {
-	// No log, or no request of the users in it, is an error: a check that read nothing
-	// would pass whatever the users did.
+	count := map[string]int{}
+	if err := a.eachRequest(func(user string, e auditEvent) {
+		if e.ResponseStatus != nil && e.ResponseStatus.Code == 403 &&
+			!slices.ContainsFunc(skip, func(r TimeRange) bool { return r.contains(e.RequestReceived) }) {
+			count[fmt.Sprintf("%s: %s %s", user, e.Verb, e.RequestURI)]++
+		}
+	}); err != nil {
+		return nil, err
+	}
+	var out []string
+	for req, n := range count {
+		out = append(out, fmt.Sprintf("%s (%d times)", req, n))
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// Answered counts the requests of the audited users the API server answered with code,
+// by verb (create, update, patch, ...).
+func (a *AuditLog) Answered(code int) (map[string]int, error) {
+	count := map[string]int{}
+	err := a.eachRequest(func(_ string, e auditEvent) {
+		if e.ResponseStatus != nil && e.ResponseStatus.Code == code {
+			count[e.Verb]++
+		}
+	})
+	return count, err
+}
+
+// eachRequest calls fn with every logged request of the audited users. No log, or no
+// request of the users in it, is an error: a check that read nothing would pass whatever
+// the users did.
+func (a *AuditLog) eachRequest(fn func(user string, e auditEvent)) error {
 	f, err := os.Open(a.Path)
 	if err != nil {
-		return nil, fmt.Errorf("reading the audit log: %w", err)
+		return fmt.Errorf("reading the audit log: %w", err)
 	}
 	defer f.Close()
-	count := map[string]int{}
 	seen := 0
 	scan := bufio.NewScanner(f)
 	scan.Buffer(make([]byte, 1<<20), 16<<20)
 	for scan.Scan() {
 		var e auditEvent
 		if err := json.Unmarshal(scan.Bytes(), &e); err != nil {
-			return nil, fmt.Errorf("reading %s: %w", a.Path, err)
+			return fmt.Errorf("reading %s: %w", a.Path, err)
 		}
 		user := e.User.Username
 		if e.ImpersonatedUser != nil {
@@ -126,21 +156,13 @@ func (a *AuditLog) RefusedRequestsOutside(skip []TimeRange) ([]string, error) {
 			continue
 		}
 		seen++
-		if e.ResponseStatus != nil && e.ResponseStatus.Code == 403 &&
-			!slices.ContainsFunc(skip, func(r TimeRange) bool { return r.contains(e.RequestReceived) }) {
-			count[fmt.Sprintf("%s: %s %s", user, e.Verb, e.RequestURI)]++
-		}
+		fn(user, e)
 	}
 	if err := scan.Err(); err != nil {
-		return nil, fmt.Errorf("reading %s: %w", a.Path, err)
+		return fmt.Errorf("reading %s: %w", a.Path, err)
 	}
 	if seen == 0 {
-		return nil, fmt.Errorf("%s records no request of %v", a.Path, a.Users)
+		return fmt.Errorf("%s records no request of %v", a.Path, a.Users)
 	}
-	var out []string
-	for req, n := range count {
-		out = append(out, fmt.Sprintf("%s (%d times)", req, n))
-	}
-	slices.Sort(out)
-	return out, nil
+	return nil
 }
