@@ -175,8 +175,11 @@ func StartArgoCD(opts ArgoCDOptions) (_ *ArgoCD, err error) {
 	env = append(env, "REDIS_PASSWORD="+a.RedisPassword)
 
 	// repo-server: plaintext gRPC on loopback, metrics on loopback, its own TMPDIR (it
-	// wipes $TMPDIR/_argocd-repo at start, which several repo-servers must not share).
-	repoEnv := append(append([]string{}, env...), "TMPDIR="+a.mkdir("repo-server-tmp"))
+	// wipes $TMPDIR/_argocd-repo at start, which several repo-servers must not share) and
+	// its own git askpass socket (by default /tmp/reposerver-ask-pass.sock, which two
+	// repo-servers starting at once both remove and bind).
+	repoTmp := a.mkdir("repo-server-tmp")
+	repoEnv := append(append([]string{}, env...), "TMPDIR="+repoTmp, "ARGOCD_ASK_PASS_SOCK="+filepath.Join(repoTmp, "askpass.sock"))
 	if opts.CMP != nil {
 		// The sidecar first: the repo-server looks for plugin sockets when it renders.
 		socketDir, err := a.startCMPServer(bin, env, logLevel, *opts.CMP)
