@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -119,12 +120,16 @@ func newAgent(o *Options) (*agent, error) {
 	}
 	owner := newAddonOwner(a.hub.GetAPIReader(), o.ClusterName)
 	a.health = newHealthChecks(a.mgr.GetCache(), a.hub.GetCache(), a.hub.GetAPIReader(), o.ClusterName, owner, o.reportFailureGrace())
-	leaseUpdater := a.health.leaseUpdater(kube, o.AddonNamespace)
-	if err := a.mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-		leaseUpdater.Start(ctx)
-		return nil
-	})); err != nil {
+	lease := newLeaseRenewer(a.health.leaseUpdater(kube, o.AddonNamespace).Start)
+	if err := a.mgr.Add(lease); err != nil {
 		return nil, fmt.Errorf("adding the lease updater: %w", err)
+	}
+	hubReader := a.hub.GetAPIReader()
+	reconnect := newHubReconnect(func(ctx context.Context) error {
+		return hubReader.Get(ctx, types.NamespacedName{Namespace: o.ClusterName, Name: apps.AddonName}, &addonv1alpha1.ManagedClusterAddOn{})
+	}, lease.renew)
+	if err := a.mgr.Add(reconnect); err != nil {
+		return nil, fmt.Errorf("adding the hub reconnect: %w", err)
 	}
 
 	// The Secret is read once per connection, uncached: the agent watches no Secrets.
@@ -137,7 +142,7 @@ func newAgent(o *Options) (*agent, error) {
 	})); err != nil {
 		return nil, fmt.Errorf("adding the resource tree reader: %w", err)
 	}
-	reports := newReportReconciler(a.mgr.GetClient(), a.hub, o.ClusterName, owner, a.namespaces, a.health.writes, trees)
+	reports := newReportReconciler(a.mgr.GetClient(), a.hub, o.ClusterName, owner, a.namespaces, a.health.writes, trees, reconnect)
 	requests := newRequestApplier(a.mgr.GetClient(), a.mgr.GetClient())
 	var once sync.Once
 	var startErr error

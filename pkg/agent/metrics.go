@@ -45,10 +45,19 @@ var (
 			"refused every report write for longer than the grace) and result (passed, failed). The Lease is renewed only when " +
 			"all passed; the checks are made in that order, and none after one that failed.",
 	}, []string{"check", "result"})
+	hubReconnects = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "argocd_pull_agent_hub_reconnects_total",
+		Help: "Times the hub answered again after report writes had failed because it could not be reached; each retries those reports at once and renews the addon lease.",
+	})
+	hubReconnectRetries = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "argocd_pull_agent_hub_reconnect_retries_total",
+		Help: "Reports retried at once because the hub answered again (instead of waiting for their backoff).",
+	})
 )
 
 func init() {
-	metrics.Registry.MustRegister(reportWrites, reportWriteErrors, reportsUnchanged, hubReachable, leaseChecks)
+	metrics.Registry.MustRegister(reportWrites, reportWriteErrors, reportsUnchanged, hubReachable, leaseChecks,
+		hubReconnects, hubReconnectRetries)
 	// Every series from the start, so a rate over them is defined before the first failure.
 	for _, operation := range []string{operationApply, operationDelete} {
 		reportWrites.WithLabelValues(operation)

@@ -58,6 +58,9 @@ type reportReconciler struct {
 	// trees reads Argo CD's resource tree of the Applications whose health is kept there;
 	// nil reads none.
 	trees *resourceTrees
+	// reconnect retries the reports whose write found the hub unreachable as soon as it
+	// answers again; nil leaves them to their backoff.
+	reconnect *hubReconnect
 
 	mu      sync.Mutex
 	written map[string]writtenReport
@@ -70,7 +73,7 @@ type writtenReport struct {
 }
 
 func newReportReconciler(apps client.Reader, hub cluster.Cluster, clusterName string, owner *addonOwner, namespaces []string,
-	writes *reportWriteHealth, trees *resourceTrees) *reportReconciler {
+	writes *reportWriteHealth, trees *resourceTrees, reconnect *hubReconnect) *reportReconciler {
 	watched := make(map[string]bool, len(namespaces))
 	for _, ns := range namespaces {
 		watched[ns] = true
@@ -87,6 +90,7 @@ func newReportReconciler(apps client.Reader, hub cluster.Cluster, clusterName st
 		// The agent's own: the environment controller gets them from here.
 		healthSources: newResourceHealthSources(),
 		trees:         trees,
+		reconnect:     reconnect,
 		written:       map[string]writtenReport{},
 	}
 }
@@ -114,6 +118,12 @@ func (r *reportReconciler) start(mgr manager.Manager, hub cluster.Cluster, windo
 	reports := &coalescingHandler{delay: window, requests: reportRequest, observe: r.observeReport}
 	if err := c.Watch(source.Kind(hub.GetCache(), client.Object(&appsv1alpha1.ApplicationStatusReport{}), reports)); err != nil {
 		return fmt.Errorf("watching hub reports: %w", err)
+	}
+	if r.reconnect != nil {
+		// Applications whose write found the hub unreachable, once it answers again.
+		if err := c.Watch(source.Channel(r.reconnect.retry, apps)); err != nil {
+			return fmt.Errorf("watching hub reconnects: %w", err)
+		}
 	}
 	if r.trees != nil {
 		// Applications whose tree could not be read, once a read works again.
@@ -157,6 +167,13 @@ func (r *reportReconciler) Reconcile(ctx context.Context, req reconcile.Request)
 	if err == nil {
 		// Nothing of this report is left to retry, whether it was written or not.
 		r.writes.settled(name)
+	}
+	if r.reconnect != nil {
+		if err == nil {
+			r.reconnect.settled(req.NamespacedName)
+		} else {
+			r.reconnect.failed(req.NamespacedName, err)
+		}
 	}
 	return res, err
 }

@@ -277,6 +277,23 @@ var _ = Describe("Agent", Ordered, func() {
 			hubProxy.setDown(false)
 			Eventually(reportOf(argoNamespace, "outage"), time.Minute).Should(HaveField("Status.Sync.Revision", "during"))
 		})
+
+		It("retries a report that waited for the hub as soon as the hub answers, not after its backoff", func() {
+			app := createApplication(pulledApp(argoNamespace, "reconnect").Build(), syncedHealthy("before"))
+			Eventually(reportOf(argoNamespace, "reconnect")).Should(HaveField("Status.Sync.Revision", "before"))
+
+			errorsBefore, reconnectsBefore := writeErrors(), hubReconnectRetries()
+			hubProxy.setDown(true)
+			DeferCleanup(hubProxy.setDown, false)
+			Expect(setStatus(ctx, managed, client.ObjectKeyFromObject(app), syncedHealthy("during"))).To(Succeed())
+			// Four failed writes: the next retry of the report's own backoff is 4 s away
+			// or more (0.5 s doubled each time).
+			Eventually(func() float64 { return writeErrors() - errorsBefore }, time.Minute).Should(BeNumerically(">=", 4))
+			hubProxy.setDown(false)
+			Eventually(reportOf(argoNamespace, "reconnect"), time.Minute).Should(HaveField("Status.Sync.Revision", "during"))
+			// Written by the reconnect's retry, which counts the reports it retried.
+			Expect(hubReconnectRetries() - reconnectsBefore).To(BeNumerically(">=", 1))
+		})
 	})
 
 	Context("after a restart", func() {

@@ -26,6 +26,11 @@ func unchangedReconciles() float64 { return counterValue("argocd_pull_agent_repo
 
 func writeErrors() float64 { return counterValue("argocd_pull_agent_report_write_errors_total") }
 
+// hubReconnectRetries counts the reports retried at once because the hub answered again.
+func hubReconnectRetries() float64 {
+	return counterValue("argocd_pull_agent_hub_reconnect_retries_total")
+}
+
 // leaseChecks is how many lease checks (check "informers", "hub" or "reports") the
 // health checks counted with result ("passed" or "failed"), over every agent of this
 // process: each is a call by an agent's lease updater.
