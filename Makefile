@@ -179,9 +179,10 @@ helm: $(HELM) ## Build helm into bin/ for pkg/cmp's tests (cached).
 clusteradm: $(CLUSTERADM) ## Build OCM's clusteradm into bin/ for the e2e suite (cached; cold several minutes).
 
 .PHONY: test
-test: verify vet envtest argocd debian-packages $(KUSTOMIZE) $(HELM) $(CLUSTERADM) test-image ## Everything: verify, vet, unit and integration tests on real API servers, the Argo CD smoke test and the e2e suite on a real fleet.
+test: verify vet envtest argocd debian-packages $(KUSTOMIZE) $(HELM) $(CLUSTERADM) test-image ## Everything: verify, vet, unit and integration tests on real API servers, the Argo CD smoke test, the e2e suite and a short chaos run on a real fleet.
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(RENDERER_ENV) $(GO) test ./... -count=1 -timeout 30m
-	$(MAKE) --no-print-directory test-argocd-smoke test-e2e
+	$(MAKE) --no-print-directory test-argocd-smoke test-e2e test-fleet-faults
+	$(MAKE) --no-print-directory chaos CHAOS_ARGS='$(CHAOS_SHORT_ARGS)'
 
 # Debian packages the tests need and a fresh Debian machine may lack: git (Argo CD's
 # repo-server reads a local git repository), iproute2 (`ip` sets up the loopback of the
@@ -217,6 +218,16 @@ test-argocd-smoke: envtest argocd debian-packages ## Smoke-test real Argo CD v3 
 test-fleet-smoke: envtest ## Smoke-test the OCM fleet alone: hub + 2 clusters join with real OCM.
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) test ./test/fleet -count=1 -timeout 10m -v \
 		-args -ginkgo.label-filter=ocm $(FLEET_SMOKE_ARGS)
+
+# The fleet's fault-injection primitives (test/fleet/faults_test), which the chaos run
+# uses: leader takeover after a SIGKILL, an agent killed and restarted, an agent's hub link
+# cut, a hub kube-apiserver outage on the same etcd. Behind the e2e build tag, in a private
+# network namespace; under 3 minutes.
+.PHONY: test-fleet-faults
+test-fleet-faults: envtest argocd debian-packages ## Test the fleet's fault injection (kills, hub outage, link cut) on a real fleet.
+	$(GO) build -o $(E2E_AGENT_BINARY) ./cmd/argocd-pull-addon
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) ARGOCD_PULL_ADDON_BINARY=$(E2E_AGENT_BINARY) \
+		$(GO) test -tags e2e ./test/fleet/faults_test -count=1 -timeout 10m -v
 
 .PHONY: test-unit
 test-unit: $(KUSTOMIZE) $(HELM) ## Unit tests only (no API server; pkg/cmp runs the real kustomize and helm).
@@ -288,6 +299,23 @@ BENCH_SCALE_ARGS ?= --clusters 100,300,1000 --appsets 10 --runs 3 --churn 50 --i
 .PHONY: bench-scale
 bench-scale: envtest ## Scale benchmark: propagation, freshness, manager RSS/CPU, API writes per size (BENCH_SCALE_ARGS).
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) run ./hack/bench-scale $(BENCH_SCALE_ARGS)
+
+# The chaos harness (test/chaos, docs/reliability.md): a seeded random sequence of
+# operations and faults on a fleet of a hub and three clusters, with invariants checked
+# after every quiet period. CHAOS_ARGS go to the test binary: --ops, --seed (printed by
+# every run; the same seed replays the same operations), --quiet-every, --fault-every,
+# --convergence-bound. `make test` runs the short one with a fixed seed;
+# CHAOS_KEEP_DIR=1 keeps the fleet's logs after a passing run.
+CHAOS_TEST := $(BIN)/chaos.test
+CHAOS_ARGS ?= --ops 500
+CHAOS_SHORT_ARGS ?= --ops 100 --seed 1
+
+.PHONY: chaos
+chaos: envtest argocd debian-packages ## Chaos run on a real fleet: seeded operations and faults, invariants (CHAOS_ARGS='--ops 500 --seed N').
+	$(GO) build -o $(E2E_AGENT_BINARY) ./cmd/argocd-pull-addon
+	$(GO) test -c -tags e2e -o $(CHAOS_TEST) ./test/chaos
+	cd test/chaos && KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) ARGOCD_PULL_ADDON_BINARY=$(E2E_AGENT_BINARY) \
+		$(CHAOS_TEST) -test.v -test.timeout 3h $(CHAOS_ARGS)
 
 # The end-to-end suite (test/e2e/pull) on a real fleet: a hub and three
 # clusters with real OCM, real Argo CD v3 (on two clusters, and on the hub with our Config
