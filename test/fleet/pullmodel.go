@@ -114,7 +114,7 @@ type PullModel struct {
 	// clusterAgentArgs are appended to one cluster's agent's arguments (SetAgentArgs).
 	clusterAgentArgs map[string][]string
 	// hubProxies are the agents' links to the hub with AgentHubProxy, by cluster.
-	hubProxies map[string]*tcpProxy
+	hubProxies map[string]*framework.TCPProxy
 	// restarts counts the supervisor's restarts by key; stopping and stopCh tell it the
 	// model stops; supervisor waits for its goroutines.
 	restarts   map[string]int
@@ -143,7 +143,7 @@ func InstallPullModel(ctx context.Context, f *Fleet, opts PullModelOptions) (_ *
 		opts.ManagerReplicas = 1
 	}
 	p := &PullModel{Fleet: f, Dir: filepath.Join(f.Dir, "pullmodel"), opts: opts, procs: map[string]*pullProcess{},
-		agentMetrics: map[string]string{}, clusterAgentArgs: map[string][]string{}, hubProxies: map[string]*tcpProxy{},
+		agentMetrics: map[string]string{}, clusterAgentArgs: map[string][]string{}, hubProxies: map[string]*framework.TCPProxy{},
 		restarts: map[string]int{}, stopCh: make(chan struct{})}
 	if err := os.MkdirAll(p.Dir, 0o700); err != nil {
 		return nil, err

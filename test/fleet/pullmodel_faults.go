@@ -130,7 +130,7 @@ func (p *PullModel) SetAgentHubLink(cluster string, up bool) error {
 	if proxy == nil {
 		return fmt.Errorf("the agent of %s has no hub proxy (PullModelOptions.AgentHubProxy, then StartAgent)", cluster)
 	}
-	proxy.setDown(!up)
+	proxy.SetDown(!up)
 	return nil
 }
 
@@ -145,7 +145,7 @@ func (p *PullModel) viaHubProxy(cluster, kubeconfig string) error {
 		if err != nil {
 			return fmt.Errorf("parsing the hub API server's address: %w", err)
 		}
-		if proxy, err = startTCPProxy(u.Host); err != nil {
+		if proxy, err = framework.StartTCPProxy(u.Host); err != nil {
 			return err
 		}
 		p.hubProxies[cluster] = proxy
@@ -159,7 +159,7 @@ func (p *PullModel) viaHubProxy(cluster, kubeconfig string) error {
 		return fmt.Errorf("reading the hub kubeconfig of %s's agent: %w", cluster, err)
 	}
 	for _, c := range kc.Clusters {
-		c.Server = "https://" + proxy.addr()
+		c.Server = "https://" + proxy.Addr()
 	}
 	if data, err = clientcmd.Write(*kc); err != nil {
 		return fmt.Errorf("writing the hub kubeconfig of %s's agent: %w", cluster, err)

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
 
 // restartDelay is how long the supervisor waits before starting an exited process again
@@ -239,7 +241,7 @@ func (p *PullModel) stopAll() error {
 		}
 	}
 	proxies := p.hubProxies
-	p.hubProxies = map[string]*tcpProxy{}
+	p.hubProxies = map[string]*framework.TCPProxy{}
 	p.mu.Unlock()
 	var errs []error
 	for _, proc := range procs {
@@ -247,7 +249,7 @@ func (p *PullModel) stopAll() error {
 	}
 	p.supervisor.Wait()
 	for _, proxy := range proxies {
-		proxy.close()
+		proxy.Close()
 	}
 	return errors.Join(errs...)
 }

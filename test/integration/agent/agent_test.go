@@ -257,8 +257,8 @@ var _ = Describe("Agent", Ordered, func() {
 
 			name := report.ReportName(argoNamespace, "outage")
 			errorsBefore, attemptsBefore := writeErrors(), reportWrites(name)
-			hubProxy.setDown(true)
-			DeferCleanup(hubProxy.setDown, false)
+			hubProxy.SetDown(true)
+			DeferCleanup(hubProxy.SetDown, false)
 			cut := time.Now()
 			Expect(setStatus(ctx, managed, client.ObjectKeyFromObject(app), syncedHealthy("during"))).To(Succeed())
 			// The agent tried, failed and tried again: the hub's copy is still the old one
@@ -274,7 +274,7 @@ var _ = Describe("Agent", Ordered, func() {
 			most := 1 + int(math.Log2(1+float64(elapsed)/float64(retryBaseDelay)))
 			Expect(attempts).To(BeNumerically("<=", most), "write attempts in the %s the hub was cut off", elapsed.Round(time.Millisecond))
 			Expect(reportOf(argoNamespace, "outage")()).To(HaveField("Status.Sync.Revision", "before"))
-			hubProxy.setDown(false)
+			hubProxy.SetDown(false)
 			Eventually(reportOf(argoNamespace, "outage"), time.Minute).Should(HaveField("Status.Sync.Revision", "during"))
 		})
 
@@ -283,13 +283,13 @@ var _ = Describe("Agent", Ordered, func() {
 			Eventually(reportOf(argoNamespace, "reconnect")).Should(HaveField("Status.Sync.Revision", "before"))
 
 			errorsBefore, reconnectsBefore := writeErrors(), hubReconnectRetries()
-			hubProxy.setDown(true)
-			DeferCleanup(hubProxy.setDown, false)
+			hubProxy.SetDown(true)
+			DeferCleanup(hubProxy.SetDown, false)
 			Expect(setStatus(ctx, managed, client.ObjectKeyFromObject(app), syncedHealthy("during"))).To(Succeed())
 			// Four failed writes: the next retry of the report's own backoff is 4 s away
 			// or more (0.5 s doubled each time).
 			Eventually(func() float64 { return writeErrors() - errorsBefore }, time.Minute).Should(BeNumerically(">=", 4))
-			hubProxy.setDown(false)
+			hubProxy.SetDown(false)
 			Eventually(reportOf(argoNamespace, "reconnect"), time.Minute).Should(HaveField("Status.Sync.Revision", "during"))
 			// Written by the reconnect's retry, which counts the reports it retried.
 			Expect(hubReconnectRetries() - reconnectsBefore).To(BeNumerically(">=", 1))
@@ -382,8 +382,8 @@ var _ = Describe("Agent", Ordered, func() {
 			renewed := leaseRenewTime(Default)
 
 			By("withholding the renewal while the hub is cut off")
-			hubProxy.setDown(true)
-			DeferCleanup(hubProxy.setDown, false)
+			hubProxy.SetDown(true)
+			DeferCleanup(hubProxy.SetDown, false)
 			hubPassedAtCut, hubFailedAtCut := leaseChecks("hub", "passed"), leaseChecks("hub", "failed")
 			informersFailedAtCut := leaseChecks("informers", "failed")
 			// The next run of the updater comes after the cut. The framework makes the hub
@@ -403,7 +403,7 @@ var _ = Describe("Agent", Ordered, func() {
 			Expect(theAgent.done).NotTo(Receive(), "the agent keeps running while the hub is away")
 
 			By("renewing it again once the hub answers")
-			hubProxy.setDown(false)
+			hubProxy.SetDown(false)
 			Eventually(func(g Gomega) {
 				g.Expect(leaseRenewTime(g)).To(BeTemporally(">", renewed))
 			}).WithTimeout(giveUp).Should(Succeed(), "the agent renews its Lease once the hub is back")

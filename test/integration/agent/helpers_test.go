@@ -4,13 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
@@ -27,6 +24,7 @@ import (
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/agent"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/builders"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
 
 // Names the tests share.
@@ -76,81 +74,10 @@ type roundTripperFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
-// tcpProxy forwards TCP connections to an API server and can cut them, so a test can
-// make the hub unreachable for one agent without stopping the hub.
-type tcpProxy struct {
-	listener net.Listener
-	target   string
-	mu       sync.Mutex
-	down     bool
-	conns    map[net.Conn]struct{}
-}
-
-func startTCPProxy(target string) (*tcpProxy, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("listening for the proxy: %w", err)
-	}
-	p := &tcpProxy{listener: l, target: target, conns: map[net.Conn]struct{}{}}
-	go p.serve()
-	return p, nil
-}
-
-func (p *tcpProxy) addr() string { return p.listener.Addr().String() }
-
-func (p *tcpProxy) serve() {
-	for {
-		in, err := p.listener.Accept()
-		if err != nil {
-			return
-		}
-		p.mu.Lock()
-		down := p.down
-		if !down {
-			p.conns[in] = struct{}{}
-		}
-		p.mu.Unlock()
-		if down {
-			_ = in.Close()
-			continue
-		}
-		go p.forward(in)
-	}
-}
-
-func (p *tcpProxy) forward(in net.Conn) {
-	out, err := net.Dial("tcp", p.target)
-	if err != nil {
-		_ = in.Close()
-		return
-	}
-	p.mu.Lock()
-	p.conns[out] = struct{}{}
-	p.mu.Unlock()
-	go func() { _, _ = io.Copy(out, in); _ = out.Close() }()
-	_, _ = io.Copy(in, out)
-	_ = in.Close()
-}
-
-// setDown cuts every open connection and refuses new ones, or accepts them again.
-func (p *tcpProxy) setDown(down bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.down = down
-	if down {
-		for c := range p.conns {
-			_ = c.Close()
-		}
-		p.conns = map[net.Conn]struct{}{}
-	}
-}
-
-func (p *tcpProxy) close() { _ = p.listener.Close(); p.setDown(true) }
-
 // viaProxy is cfg with its host replaced by the proxy's address.
-func viaProxy(cfg *rest.Config, p *tcpProxy) *rest.Config {
+func viaProxy(cfg *rest.Config, p *framework.TCPProxy) *rest.Config {
 	c := rest.CopyConfig(cfg)
-	c.Host = "https://" + p.addr()
+	c.Host = "https://" + p.Addr()
 	return c
 }
 

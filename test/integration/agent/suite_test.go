@@ -20,7 +20,7 @@ import (
 var (
 	hubServer, managedServer *framework.APIServer
 	hub, managed             client.Client
-	hubProxy                 *tcpProxy
+	hubProxy                 *framework.TCPProxy
 	writes                   = framework.NewRequestCounter()
 	// managedWrites counts the agent under test's writes to the managed cluster.
 	managedWrites = framework.NewRequestCounter()
@@ -53,7 +53,7 @@ var _ = BeforeSuite(func() {
 	GinkgoWriter.Println("hub at", hubServer.Config.Host)
 	target, err := hostPort(hubServer.Config)
 	Expect(err).NotTo(HaveOccurred())
-	hubProxy, err = startTCPProxy(target)
+	hubProxy, err = framework.StartTCPProxy(target)
 	Expect(err).NotTo(HaveOccurred())
 	argoRedis, err = framework.StartRedisServer(GinkgoT().TempDir())
 	Expect(err).NotTo(HaveOccurred())
@@ -73,7 +73,7 @@ var _ = AfterSuite(func() {
 		Expect(theAgent.stop()).To(Succeed())
 	}
 	if hubProxy != nil {
-		hubProxy.close()
+		hubProxy.Close()
 	}
 	Expect(argoRedis.Stop()).To(Succeed())
 	Expect(managedServer.Stop()).To(Succeed())

@@ -1,4 +1,4 @@
-package fleet
+package framework
 
 import (
 	"fmt"
@@ -7,11 +7,10 @@ import (
 	"sync"
 )
 
-// tcpProxy forwards TCP connections on a loopback port to target (an API server: TLS
+// TCPProxy forwards TCP connections on a loopback port to target (an API server: TLS
 // passes through, so the server certificate for 127.0.0.1 still matches) and can cut
-// them, so a chaos test can take one agent's link to the hub down without stopping the
-// hub. As tcpProxy in test/integration/agent.
-type tcpProxy struct {
+// them, so a test can take one agent's link to the hub down without stopping the hub.
+type TCPProxy struct {
 	listener net.Listener
 	target   string
 
@@ -21,20 +20,21 @@ type tcpProxy struct {
 	conns  map[net.Conn]struct{}
 }
 
-func startTCPProxy(target string) (*tcpProxy, error) {
+// StartTCPProxy listens on a free loopback port and forwards to target.
+func StartTCPProxy(target string) (*TCPProxy, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("listening for a proxy to %s: %w", target, err)
 	}
-	p := &tcpProxy{listener: l, target: target, conns: map[net.Conn]struct{}{}}
+	p := &TCPProxy{listener: l, target: target, conns: map[net.Conn]struct{}{}}
 	go p.serve()
 	return p, nil
 }
 
-// addr is host:port the proxy accepts connections on.
-func (p *tcpProxy) addr() string { return p.listener.Addr().String() }
+// Addr is host:port the proxy accepts connections on.
+func (p *TCPProxy) Addr() string { return p.listener.Addr().String() }
 
-func (p *tcpProxy) serve() {
+func (p *TCPProxy) serve() {
 	for {
 		in, err := p.listener.Accept()
 		if err != nil {
@@ -49,7 +49,7 @@ func (p *tcpProxy) serve() {
 }
 
 // track remembers c so that a cut closes it; false when the link is down.
-func (p *tcpProxy) track(c net.Conn) bool {
+func (p *TCPProxy) track(c net.Conn) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.down || p.closed {
@@ -59,13 +59,13 @@ func (p *tcpProxy) track(c net.Conn) bool {
 	return true
 }
 
-func (p *tcpProxy) untrack(c net.Conn) {
+func (p *TCPProxy) untrack(c net.Conn) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.conns, c)
 }
 
-func (p *tcpProxy) forward(in net.Conn) {
+func (p *TCPProxy) forward(in net.Conn) {
 	defer p.untrack(in)
 	out, err := net.Dial("tcp", p.target)
 	if err != nil {
@@ -84,8 +84,8 @@ func (p *tcpProxy) forward(in net.Conn) {
 	_ = in.Close()
 }
 
-// setDown cuts every open connection and refuses new ones, or accepts them again.
-func (p *tcpProxy) setDown(down bool) {
+// SetDown cuts every open connection and refuses new ones, or accepts them again.
+func (p *TCPProxy) SetDown(down bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.down = down
@@ -97,11 +97,11 @@ func (p *tcpProxy) setDown(down bool) {
 	}
 }
 
-// close stops listening and cuts every connection for good.
-func (p *tcpProxy) close() {
+// Close stops listening and cuts every connection for good.
+func (p *TCPProxy) Close() {
 	_ = p.listener.Close()
 	p.mu.Lock()
 	p.closed = true
 	p.mu.Unlock()
-	p.setDown(true)
+	p.SetDown(true)
 }
