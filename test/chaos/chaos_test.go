@@ -111,10 +111,10 @@ func TestChaos(t *testing.T) {
 	if err != nil {
 		t.Errorf("reading the hub's audit log: %v", err)
 	}
-	checkViolations := 0
+	var checkViolations []violation
 	var failed *failedCheck
 	if errors.As(runErr, &failed) {
-		checkViolations = len(failed.violations)
+		checkViolations = failed.violations
 	}
 	h.figs.print(os.Stdout, summary{
 		seed: seed, ops: *flagOps, elapsed: time.Since(start), restarts: pf.Pull.Restarts(),

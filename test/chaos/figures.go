@@ -89,7 +89,8 @@ type summary struct {
 	elapsed         time.Duration
 	restarts        map[string]int
 	conflicts       map[string]int
-	checkViolations int
+	// checkViolations are the violations of the check that ended the run, if one did.
+	checkViolations []violation
 }
 
 func (f *figures) print(w io.Writer, s summary) {
@@ -105,9 +106,20 @@ func (f *figures) print(w io.Writer, s summary) {
 	fmt.Fprintf(w, "faults injected:           agent SIGKILL %d, manager leader SIGKILL %d, hub API server outages %d, addon disable/enable %d, agent link cuts %d\n",
 		f.agentKills, f.managerKills, f.outages, f.addonToggles, f.linkCuts)
 	fmt.Fprintf(w, "convergence after the last operation of each quiet period: %s\n", percentiles(f.convergence))
-	fmt.Fprintf(w, "quiet periods with every invariant held: %d (invariants: %s)\n", f.checksPassed, strings.Join(invariantNames, ", "))
-	violations := len(f.violations) + s.checkViolations
-	fmt.Fprintf(w, "invariant violations:      %d\n", violations)
+	fmt.Fprintf(w, "quiet periods with every invariant held: %d\n", f.checksPassed)
+	var per []string
+	for _, name := range invariantNames {
+		n := 0
+		for _, v := range s.checkViolations {
+			if v.invariant == name {
+				n++
+			}
+		}
+		per = append(per, fmt.Sprintf("%s %d", name, n))
+	}
+	per = append(per, fmt.Sprintf("faults %d", len(f.violations)))
+	violations := len(f.violations) + len(s.checkViolations)
+	fmt.Fprintf(w, "invariant violations:      %d (%s)\n", violations, strings.Join(per, ", "))
 	for _, v := range f.violations {
 		fmt.Fprintf(w, "  - %s\n", v)
 	}
