@@ -1,20 +1,39 @@
 package propagation
 
 import (
+	"strconv"
+
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
 )
 
 // HoldsResourcesFinalizer tells whether app is a hub Application whose Argo CD resources
-// finalizer only this controller releases: it carries the finalizer and is pulled. The hub's
-// Argo CD skips pulled Applications, so nothing else ever removes it. An invalid pull label
-// still means pulled: its work was kept, so the finalizer is ours. `argocd-pull-addon
-// release-finalizers` (the chart's uninstall hook) uses the same rule.
+// finalizer only this controller releases: it carries the finalizer, and the hub's Argo CD
+// skips it. That is every pulled Application. An invalid pull label still means pulled:
+// its work was kept, so the finalizer is ours. And it is an unmarked one that still has
+// the pull model's skip-reconcile "true" and target cluster annotation: the hub's Argo CD
+// skips it just the same, and what it deployed went with its ManifestWork when it was
+// unmarked; without this its deletion would hang for ever. An unmarked Application
+// without them (handed to the hub's Argo CD, or never pulled) is Argo CD's to finalize.
+// `argocd-pull-addon release-finalizers` (the chart's uninstall hook) uses the same rule.
 func HoldsResourcesFinalizer(app client.Object) bool {
-	if marked, err := pullmodel.Marked(app); !marked && err == nil {
+	if !controllerutil.ContainsFinalizer(app, ResourcesFinalizer) {
 		return false
 	}
-	return controllerutil.ContainsFinalizer(app, ResourcesFinalizer)
+	if marked, err := pullmodel.Marked(app); marked || err != nil {
+		return true
+	}
+	skip, err := strconv.ParseBool(app.GetAnnotations()[apps.AnnotationSkipReconcile])
+	return err == nil && skip && pullmodel.TargetCluster(app) != ""
+}
+
+// heldFinalizerPredicate keeps the events of Applications whose resources finalizer this
+// controller holds but which carry no pull label (unmarked by removing it), so that their
+// deletion reaches the controller.
+func heldFinalizerPredicate() predicate.Predicate {
+	return predicate.NewPredicateFuncs(HoldsResourcesFinalizer)
 }

@@ -12,13 +12,22 @@ func TestHoldsResourcesFinalizer(t *testing.T) {
 	for name, tc := range map[string]struct {
 		label     *string // the pull label's value; nil: no label
 		finalizer bool
-		want      bool
+		// handedBack: the user also removed skip-reconcile ("false"), so the hub's Argo
+		// CD processes the Application; noTarget: no target cluster annotation.
+		handedBack, noTarget bool
+		want                 bool
 	}{
-		"pulled, with the finalizer":            {label: ptr.To("true"), finalizer: true, want: true},
-		"pulled, without it":                    {label: ptr.To("true")},
-		"invalid pull label: still pulled":      {label: ptr.To("yes"), finalizer: true, want: true},
-		"unmarked: the hub's Argo CD releases":  {label: ptr.To("false"), finalizer: true},
-		"never pulled: the hub's Argo CD's own": {finalizer: true},
+		"pulled, with the finalizer":       {label: ptr.To("true"), finalizer: true, want: true},
+		"pulled, without it":               {label: ptr.To("true")},
+		"invalid pull label: still pulled": {label: ptr.To("yes"), finalizer: true, want: true},
+		// The hub's Argo CD skips it as long as skip-reconcile says so: nobody else would
+		// ever release it.
+		"unmarked with false, still skipped":   {label: ptr.To("false"), finalizer: true, want: true},
+		"unmarked by removing the label":       {finalizer: true, want: true},
+		"unmarked, without the finalizer":      {label: ptr.To("false")},
+		"unmarked and handed to hub's Argo CD": {label: ptr.To("false"), finalizer: true, handedBack: true},
+		"label removed, handed to Argo CD":     {finalizer: true, handedBack: true},
+		"never pulled: no target cluster":      {finalizer: true, noTarget: true},
 	} {
 		t.Run(name, func(t *testing.T) {
 			b := hubApplication("a").Cluster("c1")
@@ -29,6 +38,12 @@ func TestHoldsResourcesFinalizer(t *testing.T) {
 			}
 			if tc.finalizer {
 				b = b.Finalizer(ResourcesFinalizer)
+			}
+			if tc.handedBack {
+				b = b.Annotation(apps.AnnotationSkipReconcile, "false")
+			}
+			if tc.noTarget {
+				b = b.WithoutAnnotation(apps.AnnotationOCMManagedCluster)
 			}
 			if got := HoldsResourcesFinalizer(b.Build()); got != tc.want {
 				t.Fatalf("HoldsResourcesFinalizer = %v, want %v", got, tc.want)

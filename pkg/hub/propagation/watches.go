@@ -34,7 +34,7 @@ func (r *reconciler) setupWithManager(mgr ctrl.Manager, argo cluster.Cluster) er
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		// The arrivals predicate comes last: it times only the changes that reach Reconcile.
-		For(newApplicationObject(), builder.WithPredicates(pullmodel.PullLabelPredicate(), r.arrivals.Predicate())).
+		For(newApplicationObject(), builder.WithPredicates(predicate.Or(pullmodel.PullLabelPredicate(), heldFinalizerPredicate()), r.arrivals.Predicate())).
 		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(workToApp),
 			builder.WithPredicates(pullmodel.PullLabelPredicate())).
 		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(r.clusterToApps),

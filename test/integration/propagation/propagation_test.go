@@ -301,6 +301,51 @@ var _ = Describe("Propagation", func() {
 			expectNoWork(ctx, client.ObjectKeyFromObject(app))
 		})
 
+		// Found by the chaos run (seed 303): the hub's Argo CD skips an Application whose
+		// skip-reconcile is still "true", so after an unmark its deletion hung for ever.
+		DescribeTable("releases the resources finalizer of an Application unmarked before its deletion",
+			func(ctx context.Context, name string, unmark func(*argov1alpha1.Application)) {
+				c := newCluster(ctx, nil)
+				app := createApp(ctx, hubApp(name).Cluster(c).Finalizer(propagation.ResourcesFinalizer).Build())
+				expectOnlyWork(ctx, app, c, workName(app))
+
+				got := getApp(ctx, app)
+				unmark(got)
+				Expect(k8s.Update(ctx, got)).To(Succeed())
+				expectNoWork(ctx, client.ObjectKeyFromObject(app))
+				Expect(getApp(ctx, app).Finalizers).To(ContainElement(propagation.ResourcesFinalizer), "released before the deletion")
+
+				Expect(k8s.Delete(ctx, getApp(ctx, app))).To(Succeed())
+				Eventually(func() bool {
+					return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(app), &argov1alpha1.Application{}))
+				}).Should(BeTrue())
+			},
+			Entry("label false", "unmarked-false", func(a *argov1alpha1.Application) {
+				a.Labels[apps.LabelPullToOCMManagedCluster] = "false"
+			}),
+			Entry("label removed", "unmarked-removed", func(a *argov1alpha1.Application) {
+				delete(a.Labels, apps.LabelPullToOCMManagedCluster)
+			}),
+		)
+
+		It("leaves the resources finalizer of an Application handed to the hub's Argo CD", func(ctx context.Context) {
+			c := newCluster(ctx, nil)
+			app := createApp(ctx, hubApp("handed-back").Cluster(c).Finalizer(propagation.ResourcesFinalizer).Build())
+			expectOnlyWork(ctx, app, c, workName(app))
+			got := getApp(ctx, app)
+			delete(got.Labels, apps.LabelPullToOCMManagedCluster)
+			got.Annotations[apps.AnnotationSkipReconcile] = "false"
+			Expect(k8s.Update(ctx, got)).To(Succeed())
+			expectNoWork(ctx, client.ObjectKeyFromObject(app))
+
+			Expect(k8s.Delete(ctx, getApp(ctx, app))).To(Succeed())
+			Consistently(func() []string { return getApp(ctx, app).Finalizers }).Should(ContainElement(propagation.ResourcesFinalizer))
+			// The hub's Argo CD would finalize it; stand in for it.
+			got = getApp(ctx, app)
+			got.Finalizers = nil
+			Expect(k8s.Update(ctx, got)).To(Succeed())
+		})
+
 		It("keeps the finalizer while a ManifestWork is still there", func(ctx context.Context) {
 			c := newCluster(ctx, nil)
 			app := createApp(ctx, hubApp("work-held").Cluster(c).Finalizer(propagation.ResourcesFinalizer).Build())
