@@ -84,11 +84,11 @@ func percentiles(ds []time.Duration) string {
 
 // summary is what the run prints at its end.
 type summary struct {
-	seed            uint64
-	ops             int
-	elapsed         time.Duration
-	restarts        map[string]int
-	conflicts       map[string]int
+	seed      uint64
+	ops       int
+	elapsed   time.Duration
+	restarts  map[string]int
+	conflicts map[string]int
 	// checkViolations are the violations of the check that ended the run, if one did.
 	checkViolations []violation
 }
