@@ -239,6 +239,9 @@ func (h *harness) quiet(ctx context.Context, afterOp int) error {
 	for _, a := range h.m.apps {
 		a.settled = true
 	}
+	for _, s := range h.m.sets {
+		s.settled = true
+	}
 	if afterOp > 0 {
 		h.figs.addDuration(&h.figs.convergence, took)
 		h.figs.mu.Lock()

@@ -63,8 +63,12 @@ type standaloneApp struct {
 type appSet struct {
 	name   string
 	exists bool
-	rev    int
+	// src is the template's source; the template's typo, if any, is in broken.
+	src    source
+	broken breakKind
 	epoch  int
+	// settled: as for standaloneApp, only a settled set's template is broken.
+	settled bool
 }
 
 // model is the whole expected state.
@@ -84,7 +88,7 @@ type model struct {
 func newModel(clusters []string, setNames []string) *model {
 	m := &model{clusters: clusters, excluded: map[string]bool{}, placementEpochs: map[string]int{}, addonDisabled: map[string]bool{}}
 	for _, n := range setNames {
-		m.sets = append(m.sets, &appSet{name: n, exists: true})
+		m.sets = append(m.sets, &appSet{name: n, exists: true, src: source{path: guestbookPaths[0]}})
 	}
 	return m
 }
@@ -140,7 +144,7 @@ func (m *model) expected() []expectedApp {
 			}
 			out = append(out, expectedApp{
 				hubName: appSetAppName(c, s.name), cluster: c, appSet: s.name,
-				src: source{rev: s.rev, path: guestbookPaths[0]}, namespace: s.name,
+				src: s.src, broken: s.broken, namespace: s.name,
 				// The cluster's Application lives as long as the set does and the cluster
 				// stays in the Placement; leaving either starts a new epoch.
 				epochKey: fmt.Sprintf("%s@%s#%d.%d", appSetAppName(c, s.name), c, s.epoch, m.placementEpoch(c)),

@@ -34,6 +34,8 @@ const (
 	opFix          opKind = "fix"
 	opDelete       opKind = "delete"
 	opSetUpdate    opKind = "update ApplicationSet"
+	opSetBreak     opKind = "break ApplicationSet"
+	opSetFix       opKind = "fix ApplicationSet"
 	opSetDelete    opKind = "delete ApplicationSet"
 	opSetCreate    opKind = "recreate ApplicationSet"
 	opPlacementOut opKind = "cluster out of Placement"
@@ -77,12 +79,21 @@ func (h *harness) nextAppOp() op {
 			unmarked = append(unmarked, a)
 		}
 	}
-	var setsUp, setsDown []*appSet
+	var setsValid, setsSettled, setsBroken, setsUp, setsDown []*appSet
 	for _, s := range m.sets {
+		switch {
+		case !s.exists:
+			setsDown = append(setsDown, s)
+		case s.broken != notBroken:
+			setsBroken = append(setsBroken, s)
+		default:
+			setsValid = append(setsValid, s)
+			if s.settled {
+				setsSettled = append(setsSettled, s)
+			}
+		}
 		if s.exists {
 			setsUp = append(setsUp, s)
-		} else {
-			setsDown = append(setsDown, s)
 		}
 	}
 	var included, excluded []string
@@ -108,7 +119,9 @@ func (h *harness) nextAppOp() op {
 	add(len(settled) > 0, 2, func() op { return h.breakOp(pick(h, settled)) })
 	add(len(broken) > 0, 3, func() op { return h.fixOp(pick(h, broken)) })
 	add(len(live) > 0, 1+len(live)/3, func() op { return h.deleteOp(pick(h, live)) })
-	add(len(setsUp) > 0, 2, func() op { return h.setUpdateOp(pick(h, setsUp)) })
+	add(len(setsValid) > 0, 2, func() op { return h.setUpdateOp(pick(h, setsValid)) })
+	add(len(setsSettled) > 0, 1, func() op { return h.setBreakOp(pick(h, setsSettled)) })
+	add(len(setsBroken) > 0, 2, func() op { return h.setFixOp(pick(h, setsBroken)) })
 	add(len(setsUp) > 0, 1, func() op { return h.setDeleteOp(pick(h, setsUp)) })
 	add(len(setsDown) > 0, 2, func() op { return h.setCreateOp(pick(h, setsDown)) })
 	add(len(included) > 1, 1, func() op { return h.placementOp(pick(h, included), true) })
@@ -243,19 +256,67 @@ func (h *harness) deleteOp(a *standaloneApp) op {
 }
 
 func (h *harness) setUpdateOp(s *appSet) op {
-	was := s.rev
-	s.rev = otherThan(h, []int{0, 1, 2}, was)
+	s.settled = false
+	was := s.src
+	for s.src == was {
+		s.src = source{rev: h.rng.IntN(revisions), path: pick(h, guestbookPaths)}
+	}
 	patch := map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
-		"source": map[string]any{"targetRevision": h.revs[s.rev]},
+		"source": map[string]any{"targetRevision": h.revs[s.src.rev], "path": s.src.path},
 	}}}}
-	return op{opSetUpdate, fmt.Sprintf("%s: revision %d -> %d", s.name, was, s.rev), func(ctx context.Context) error {
+	return op{opSetUpdate, fmt.Sprintf("%s: %s -> %s", s.name, h.srcString(was), h.srcString(s.src)), func(ctx context.Context) error {
 		return h.patch(ctx, appSetGVK, s.name, patch)
 	}}
+}
+
+// setBreakOp makes a typo of the bad-input table in the set's template: every
+// Application it renders has it.
+func (h *harness) setBreakOp(s *appSet) op {
+	s.settled = false
+	s.broken = pick(h, breakKinds)
+	return op{opSetBreak, fmt.Sprintf("%s: %s", s.name, s.broken), func(ctx context.Context) error {
+		return h.patch(ctx, appSetGVK, s.name, templatePatch(s.broken, true))
+	}}
+}
+
+func (h *harness) setFixOp(s *appSet) op {
+	s.settled = false
+	was := s.broken
+	s.broken = notBroken
+	return op{opSetFix, fmt.Sprintf("%s: %s", s.name, was), func(ctx context.Context) error {
+		return h.patch(ctx, appSetGVK, s.name, templatePatch(was, false))
+	}}
+}
+
+// templatePatch makes (or, with broken false, undoes) typo kind in an ApplicationSet's
+// template.
+func templatePatch(kind breakKind, broken bool) map[string]any {
+	var meta, spec map[string]any
+	switch kind {
+	case breakLabel:
+		meta = labels(apps.LabelPullToOCMManagedCluster, map[bool]any{true: "True", false: "true"}[broken])
+	case breakServer:
+		meta = annotations(apps.AnnotationDestinationServer, map[bool]any{true: "kubernetes.default.svc", false: nil}[broken])
+	case breakCluster:
+		meta = annotations(apps.AnnotationOCMManagedCluster, map[bool]any{true: "{{name}}0", false: "{{name}}"}[broken])
+	case breakProject:
+		spec = map[string]any{"project": map[bool]any{true: project + "-typo", false: project}[broken]}
+	}
+	template := map[string]any{}
+	if meta != nil {
+		template["metadata"] = meta["metadata"]
+	}
+	if spec != nil {
+		template["spec"] = spec
+	}
+	return map[string]any{"spec": map[string]any{"template": template}}
 }
 
 func (h *harness) setDeleteOp(s *appSet) op {
 	s.exists = false
 	s.epoch++
+	// Created again, it is created without the typo.
+	s.broken = notBroken
 	return op{opSetDelete, s.name, func(ctx context.Context) error {
 		set := &unstructured.Unstructured{}
 		set.SetGroupVersionKind(appSetGVK)
@@ -267,8 +328,9 @@ func (h *harness) setDeleteOp(s *appSet) op {
 
 func (h *harness) setCreateOp(s *appSet) op {
 	s.exists = true
+	s.settled = false
 	obj := h.appSetObject(s)
-	return op{opSetCreate, fmt.Sprintf("%s at revision %d", s.name, s.rev), func(ctx context.Context) error {
+	return op{opSetCreate, fmt.Sprintf("%s at %s", s.name, h.srcString(s.src)), func(ctx context.Context) error {
 		// The deleted set may still be on its way out (Argo CD's finalizers): create it
 		// once it is gone.
 		return waitFor(ctx, 2*time.Minute, "ApplicationSet "+s.name+" to be created again", func(ctx context.Context) (bool, error) {

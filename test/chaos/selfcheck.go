@@ -29,9 +29,9 @@ func (h *harness) selfCheck(ctx context.Context) error {
 			return func() { delete(h.m.excluded, cluster) }
 		}},
 		{"another revision of an ApplicationSet", "reports", func() func() {
-			was := set.rev
-			set.rev = (was + 1) % revisions
-			return func() { set.rev = was }
+			was := set.src
+			set.src.rev = (was.rev + 1) % revisions
+			return func() { set.src = was }
 		}},
 		{"a typo the hub does not report", "status", func() func() {
 			was := set.exists

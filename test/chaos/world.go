@@ -164,7 +164,7 @@ func guestbookAt(rev int, path string) string {
 }
 
 // appSetObject is ApplicationSet s as the harness applies it: the pull-model template of
-// examples/applicationset-guestbook.yaml on appSetPlacement, at s.rev.
+// examples/applicationset-guestbook.yaml on appSetPlacement, at s.src.
 func (h *harness) appSetObject(s *appSet) *unstructured.Unstructured {
 	set := &unstructured.Unstructured{Object: map[string]any{
 		"spec": map[string]any{
@@ -183,7 +183,7 @@ func (h *harness) appSetObject(s *appSet) *unstructured.Unstructured {
 						apps.AnnotationOCMManagedClusterAppNamespace: argoNS,
 					},
 				},
-				"spec": h.appSpec(source{rev: s.rev, path: guestbookPaths[0]}, s.name),
+				"spec": h.appSpec(s.src, s.name),
 			},
 		},
 	}}
