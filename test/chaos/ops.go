@@ -269,11 +269,17 @@ func (h *harness) setUpdateOp(s *appSet) op {
 	}}
 }
 
+// templateBreakKinds are the typos that reach the Applications an ApplicationSet renders:
+// Argo CD's applicationset-controller refuses a template naming an AppProject that does
+// not exist itself (a condition on the ApplicationSet), and leaves its Applications as
+// they were.
+var templateBreakKinds = []breakKind{breakLabel, breakServer, breakCluster}
+
 // setBreakOp makes a typo of the bad-input table in the set's template: every
 // Application it renders has it.
 func (h *harness) setBreakOp(s *appSet) op {
 	s.settled = false
-	s.broken = pick(h, breakKinds)
+	s.broken = pick(h, templateBreakKinds)
 	return op{opSetBreak, fmt.Sprintf("%s: %s", s.name, s.broken), func(ctx context.Context) error {
 		return h.patch(ctx, appSetGVK, s.name, templatePatch(s.broken, true))
 	}}
