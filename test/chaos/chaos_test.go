@@ -92,7 +92,7 @@ func TestChaos(t *testing.T) {
 		log: &opLog{}, figs: newFigures(), observed: map[string]observation{},
 		out: func(format string, args ...any) { fmt.Printf(format+"\n", args...) },
 	}
-	h.faults = &faultRunner{h: h}
+	h.faults = &faultRunner{}
 	var clusters []string
 	for _, c := range pf.Clusters {
 		clusters = append(clusters, c.Name)

@@ -69,7 +69,6 @@ const (
 // faultRunner runs one fault at a time in the background, while operations go on; a
 // hub API server outage runs in line (nothing reaches the hub while it is down).
 type faultRunner struct {
-	h    *harness
 	mu   sync.Mutex
 	done chan struct{}
 	err  error
