@@ -168,12 +168,8 @@ func (r *reportReconciler) Reconcile(ctx context.Context, req reconcile.Request)
 		// Nothing of this report is left to retry, whether it was written or not.
 		r.writes.settled(name)
 	}
-	if r.reconnect != nil {
-		if err == nil {
-			r.reconnect.settled(req.NamespacedName)
-		} else {
-			r.reconnect.failed(req.NamespacedName, err)
-		}
+	if err == nil && r.reconnect != nil {
+		r.reconnect.settled(req.NamespacedName)
 	}
 	return res, err
 }
@@ -195,13 +191,13 @@ func (r *reportReconciler) reconcile(ctx context.Context, req reconcile.Request,
 		if r.trees != nil {
 			r.trees.forget(req.NamespacedName)
 		}
-		return ctrl.Result{}, r.deleteReport(ctx, name)
+		return ctrl.Result{}, r.hubFailed(req, r.deleteReport(ctx, name))
 	}
 	r.healthSources.observe(req.NamespacedName, app)
 
 	owner, err := r.owner.reference(ctx)
 	if err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, r.hubFailed(req, err)
 	}
 	var tree *argov1alpha1.ApplicationTree
 	if r.trees != nil && treeWanted(app) {
@@ -215,12 +211,23 @@ func (r *reportReconciler) reconcile(ctx context.Context, req reconcile.Request,
 	}
 	if err := r.apply(ctx, desired); err != nil {
 		reportWriteErrors.WithLabelValues(operationApply).Inc()
-		return ctrl.Result{}, err
+		return ctrl.Result{}, r.hubFailed(req, err)
 	}
 	reportWrites.WithLabelValues(operationApply).Inc()
 	log.V(2).Info("Report written", "report", klog.KRef(r.clusterName, name),
 		"sync", desired.Status.Sync.Status, "health", desired.Status.Health.Status)
 	return ctrl.Result{}, nil
+}
+
+// hubFailed hands err, from a request to the hub about Application req, to the
+// reconnect, which retries req as soon as the hub answers again if the hub could not be
+// reached; it returns err. Only hub requests: a retry when the hub answers cannot help a
+// failure of the managed cluster.
+func (r *reportReconciler) hubFailed(req reconcile.Request, err error) error {
+	if err != nil && r.reconnect != nil {
+		r.reconnect.failed(req.NamespacedName, err)
+	}
+	return err
 }
 
 // upToDate says whether the hub already holds desired's content.
