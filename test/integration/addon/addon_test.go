@@ -37,7 +37,13 @@ import (
 )
 
 const (
-	timeout  = 30 * time.Second
+	// timeout is long because what the specs wait for passes through OCM's own
+	// addon-manager: its addon-configuration controller sets every addon's Configured
+	// condition (which addon-framework waits for before rendering) under one queue key
+	// for all clusters, the ClusterManagementAddOn's. Each 409 on any cluster's addon
+	// doubles that key's backoff (5 ms, ..., 20 s, 41 s) until a sync succeeds, so on a
+	// loaded machine a new addon can wait for a retry well past 30 s.
+	timeout  = 2 * time.Minute
 	interval = 200 * time.Millisecond
 
 	testAgentImage = "quay.io/open-cluster-management/argocd-pull-addon:v0.1.0"
