@@ -90,7 +90,9 @@ func (h *hub) stop() error { return h.server.Stop() }
 // ClusterManagementAddOn and agent ClusterRole.
 func (h *hub) createFleet(ctx context.Context, n int) error {
 	c := h.admin
-	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: argoNamespace}}); err != nil {
+	// The Argo CD namespace, its AppProject default and the global ManagedClusterSet bound
+	// to it: what lets the propagation controller's tenancy checks deliver to every cluster.
+	if err := framework.AllowEveryDelivery(ctx, c, argoNamespace); err != nil {
 		return err
 	}
 	objs, err := framework.RenderChart(argoNamespace, nil)

@@ -62,6 +62,7 @@ func run() error {
 	)
 	flag.IntVar(&cfg.appSets, "appsets", 10, "ApplicationSets; each renders one Application per cluster.")
 	flag.Float64Var(&cfg.churnRate, "churn", 50, "Status changes per second in the churn phase.")
+	flag.Float64Var(&cfg.slowChurn, "slow-churn", 5, "Status changes per second in a second churn phase after the first (0: none).")
 	flag.DurationVar(&cfg.churnFor, "churn-duration", 60*time.Second, "Length of the churn phase.")
 	flag.DurationVar(&cfg.idle, "idle", 60*time.Second, "Length of the idle phase.")
 	flag.BoolVar(&cfg.feedback, "feedback", true, "Write the ManifestWork feedback with every churn change, not only the agent report.")
@@ -80,8 +81,8 @@ func run() error {
 		}
 		clusters = append(clusters, n)
 	}
-	if *runs < 1 || cfg.appSets < 1 || cfg.churnRate <= 0 {
-		return fmt.Errorf("--runs, --appsets and --churn must be positive")
+	if *runs < 1 || cfg.appSets < 1 || cfg.churnRate <= 0 || cfg.slowChurn < 0 {
+		return fmt.Errorf("--runs, --appsets and --churn must be positive, --slow-churn not negative")
 	}
 	cfg.managerArgs = strings.Fields(*mgrFlags)
 	cfg.managerEnv = strings.Fields(*mgrEnv)

@@ -18,6 +18,7 @@ import (
 type config struct {
 	appSets      int
 	churnRate    float64
+	slowChurn    float64
 	churnFor     time.Duration
 	idle         time.Duration
 	settleQuiet  time.Duration
@@ -44,12 +45,14 @@ type phaseStats struct {
 	apiserverCPU, etcdCPU float64            // seconds
 	loadCPU               float64            // seconds of this process, the load generator
 	machineBusy           float64            // share of all CPUs busy (every process, not only ours)
+	api                   *apiProfile        // what the API server served, by resource and verb
 }
 
 // meter measures phases of the manager, kube-apiserver and etcd processes.
 type meter struct {
 	mgr             *managerProcess
 	apiserver, etcd int
+	api             *apiMetrics
 }
 
 // phaseRun is a phase being measured: the counters at its start, and the workqueue
@@ -62,6 +65,7 @@ type phaseRun struct {
 	loadCPU                 float64
 	busy, all               float64
 	requests                map[string]float64
+	api                     *apiProfile
 
 	depths map[string]float64
 	stop   chan struct{}
@@ -76,8 +80,12 @@ func (m *meter) begin(name string) (*phaseRun, error) {
 	if err != nil {
 		return nil, err
 	}
+	api, err := m.api.read()
+	if err != nil {
+		return nil, err
+	}
 	busy, all := framework.MachineCPU()
-	return (&phaseRun{m: m, name: name, start: time.Now(), requests: req, busy: busy, all: all,
+	return (&phaseRun{m: m, name: name, start: time.Now(), requests: req, api: api, busy: busy, all: all,
 		loadCPU: framework.ProcessCPUSeconds(os.Getpid()),
 		mgrCPU:  framework.ProcessCPUSeconds(m.mgr.pid()), apiCPU: framework.ProcessCPUSeconds(m.apiserver),
 		etcdCPU: framework.ProcessCPUSeconds(m.etcd)}).sample(), nil
@@ -117,8 +125,16 @@ func (p *phaseRun) end() (phaseStats, error) {
 	if err != nil {
 		return phaseStats{}, err
 	}
+	var api *apiProfile
+	if p.api != nil {
+		now, err := p.m.api.read()
+		if err != nil {
+			return phaseStats{}, err
+		}
+		api = now.minus(p.api)
+	}
 	busy, all := framework.MachineCPU()
-	return phaseStats{name: p.name, duration: time.Since(p.start),
+	return phaseStats{name: p.name, duration: time.Since(p.start), api: api,
 		loadCPU:        framework.ProcessCPUSeconds(os.Getpid()) - p.loadCPU,
 		machineBusy:    (busy - p.busy) / max(all-p.all, 1),
 		managerCPU:     framework.ProcessCPUSeconds(p.m.mgr.pid()) - p.mgrCPU,
@@ -165,7 +181,25 @@ type runResult struct {
 	changes, unseen              int
 	churnRate                    float64
 	writesPerChange              float64
-	largestReport, medianReport  int
+	// slow is the second churn phase, at --slow-churn changes/s.
+	slow                        churnResult
+	largestReport, medianReport int
+}
+
+// churnResult is what a churn phase measured besides its phaseStats.
+type churnResult struct {
+	changes, unseen              int
+	rate                         float64
+	freshP50, freshP99, freshMax time.Duration
+	appP50, appP99               time.Duration
+}
+
+// apiCPUPerChange is the hub API server's CPU seconds in phase per change made in it.
+func apiCPUPerChange(p phaseStats, changes int) float64 {
+	if changes == 0 {
+		return 0
+	}
+	return p.apiserverCPU / float64(changes)
 }
 
 func (r *runResult) add(p phaseStats) {
@@ -211,7 +245,11 @@ func runOnce(ctx context.Context, cfg config, clusters, run int) (*runResult, er
 		return nil, err
 	}
 	defer mgr.stop()
-	m := &meter{mgr: mgr, apiserver: apiPID, etcd: etcdPID}
+	api, err := newAPIMetrics(h.adminCfg)
+	if err != nil {
+		return nil, err
+	}
+	m := &meter{mgr: mgr, apiserver: apiPID, etcd: etcdPID, api: api}
 	startup.m = m
 
 	measure := func(name string, f func() error) error {
@@ -353,6 +391,25 @@ func runOnce(ctx context.Context, cfg config, clusters, run int) (*runResult, er
 	res.churnRate = float64(res.changes) / churnTime.Seconds()
 	if res.changes > 0 {
 		res.writesPerChange = res.phases["churn"].managerWrites / float64(res.changes)
+	}
+	// Slow churn: the same changes at a tenth of the rate, where a change is rarely
+	// coalesced with another into one write.
+	if cfg.slowChurn > 0 {
+		logf("slow churn: %.0f changes/s for %v", cfg.slowChurn, cfg.churnFor)
+		err = measure(slowChurnPhase, func() error {
+			start := time.Now()
+			n, err := churn(ctx, h, t, sims, cfg.slowChurn, cfg.churnFor, cfg.churnWorkers, cfg.feedback, since, 1<<42)
+			res.slow.rate = float64(n) / time.Since(start).Seconds()
+			res.slow.changes = n
+			res.slow.unseen = t.waitSeen(ctx, 30*time.Second)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		fresh, appFresh := t.takeLatencies()
+		res.slow.freshP50, res.slow.freshP99, res.slow.freshMax = percentile(fresh, 50), percentile(fresh, 99), maxDuration(fresh)
+		res.slow.appP50, res.slow.appP99 = percentile(appFresh, 50), percentile(appFresh, 99)
 	}
 	sizes := t.reportSizes()
 	if len(sizes) > 0 {
