@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
-	"math/rand/v2"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
@@ -29,18 +30,21 @@ import (
 // simApp is one pulled Application as its managed cluster sees it: the ManifestWork's
 // payload with the status the cluster's Argo CD would give it.
 type simApp struct {
-	mu      sync.Mutex
-	appSet  string
-	cluster string
-	hubName string
-	work    types.NamespacedName
-	gen     int64
-	app     *argov1alpha1.Application
+	// inFlight is set while a churn change of the Application is under way.
+	inFlight atomic.Bool
+	mu       sync.Mutex
+	appSet   string
+	cluster  string
+	hubName  string
+	work     types.NamespacedName
+	gen      int64
+	app      *argov1alpha1.Application
 }
 
 // pending is a spoke change not yet seen in its ApplicationSet's report.
 type pending struct {
 	revision string
+	health   health.HealthStatusCode
 	at       time.Time
 }
 
@@ -60,6 +64,8 @@ type tracker struct {
 	appLatencies []time.Duration
 	superseded   int
 	reports      map[string]*appsv1alpha1.MulticlusterApplicationSetReport
+	// mostListed is the most entries a report listed, listedBytes their JSON size then.
+	mostListed, listedBytes int
 }
 
 func newTracker() *tracker {
@@ -131,13 +137,34 @@ func (t *tracker) onReport(obj any) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.reports[r.Name] = r
+	// Entry sizes, measured when the list grew by a tenth: a marshal per event would
+	// make the load generator the machine's load.
+	if n := len(r.Statuses.ClusterConditions); r.Name != "warmup" && n > t.mostListed+t.mostListed/10 {
+		if data, err := json.Marshal(r.Statuses.ClusterConditions); err == nil {
+			t.mostListed, t.listedBytes = n, len(data)
+		}
+	}
 	if len(t.pending) == 0 {
 		return
 	}
+	listed := make(map[string]bool, len(r.Statuses.ClusterConditions))
 	for i := range r.Statuses.ClusterConditions {
 		cc := &r.Statuses.ClusterConditions[i]
+		listed[cc.Cluster] = true
 		key := r.Name + "/" + cc.Cluster
-		if p, ok := t.pending[key]; ok && cc.SyncRevision == p.revision {
+		if p, ok := t.pending[key]; ok && cc.SyncRevision == p.revision && cc.HealthStatus == string(p.health) {
+			t.latencies = append(t.latencies, now.Sub(p.at))
+			delete(t.pending, key)
+		}
+	}
+	// A report of a large fleet lists only the clusters that need attention: a change to
+	// Healthy shows as the cluster's entry leaving the list.
+	if tr := r.Statuses.Truncation; tr == nil || tr.UnlistedClusterConditions == 0 {
+		return
+	}
+	for key, p := range t.pending {
+		appSet, cluster, _ := strings.Cut(key, "/")
+		if appSet == r.Name && p.health == health.HealthStatusHealthy && !listed[cluster] {
 			t.latencies = append(t.latencies, now.Sub(p.at))
 			delete(t.pending, key)
 		}
@@ -152,7 +179,7 @@ func (t *tracker) onApplication(obj any) {
 	now := time.Now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if p, ok := t.appPending[app.Name]; ok && app.Status.Sync.Revision == p.revision {
+	if p, ok := t.appPending[app.Name]; ok && app.Status.Sync.Revision == p.revision && app.Status.Health.Status == p.health {
 		t.appLatencies = append(t.appLatencies, now.Sub(p.at))
 		delete(t.appPending, app.Name)
 	}
@@ -176,15 +203,16 @@ func (t *tracker) work(hubName string) *workv1.ManifestWork {
 }
 
 // expectChange notes a spoke change that the report of appSet must show for cluster.
-func (t *tracker) expectChange(appSet, cluster, hubName, revision string, at time.Time) {
+func (t *tracker) expectChange(appSet, cluster, hubName, revision string, h health.HealthStatusCode, at time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.appPending[hubName] = pending{revision: revision, at: at}
+	p := pending{revision: revision, health: h, at: at}
+	t.appPending[hubName] = p
 	key := appSet + "/" + cluster
 	if _, ok := t.pending[key]; ok {
 		t.superseded++
 	}
-	t.pending[key] = pending{revision: revision, at: at}
+	t.pending[key] = p
 }
 
 // takeLatencies returns and clears the latencies measured so far: until the
@@ -213,6 +241,17 @@ func (t *tracker) waitSeen(ctx context.Context, timeout time.Duration) int {
 		t.mu.Unlock()
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// listedEntryBytes is the mean JSON size of a listed report entry, measured on the
+// longest list seen; 0 when no report listed any.
+func (t *tracker) listedEntryBytes() float64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.mostListed == 0 {
+		return 0
+	}
+	return float64(t.listedBytes) / float64(t.mostListed)
 }
 
 // reportSizes returns the JSON size of every report the tracker saw last.
@@ -296,15 +335,13 @@ func newSimApp(mw *workv1.ManifestWork, appSet, cluster string) (*simApp, error)
 		work: types.NamespacedName{Namespace: mw.Namespace, Name: mw.Name}, gen: mw.Generation, app: app}, nil
 }
 
-// synced gives the spoke Application the status Argo CD gives it after syncing revision.
-func (s *simApp) synced(revision string, at time.Time) {
+// synced gives the spoke Application the status Argo CD gives it after syncing revision:
+// Healthy, or Progressing while its Deployment rolls out.
+func (s *simApp) synced(revision string, h health.HealthStatusCode, at time.Time) {
 	started, finished := metav1.NewTime(at.Add(-2*time.Second).Truncate(time.Second)), metav1.NewTime(at.Truncate(time.Second))
-	healthy := func() *argov1alpha1.HealthStatus {
-		return &argov1alpha1.HealthStatus{Status: health.HealthStatusHealthy}
-	}
 	s.app.Status = argov1alpha1.ApplicationStatus{
 		Sync:   argov1alpha1.SyncStatus{Status: argov1alpha1.SyncStatusCodeSynced, Revision: revision},
-		Health: argov1alpha1.HealthStatus{Status: health.HealthStatusHealthy},
+		Health: argov1alpha1.HealthStatus{Status: h},
 		OperationState: &argov1alpha1.OperationState{
 			Operation: argov1alpha1.Operation{Sync: &argov1alpha1.SyncOperation{Revision: revision}},
 			Phase:     synccommon.OperationSucceeded, Message: "successfully synced (all tasks run)",
@@ -312,8 +349,10 @@ func (s *simApp) synced(revision string, at time.Time) {
 			StartedAt:  started, FinishedAt: &finished,
 		},
 		Resources: []argov1alpha1.ResourceStatus{
-			{Version: "v1", Kind: "Service", Namespace: "guestbook", Name: "guestbook-ui", Status: argov1alpha1.SyncStatusCodeSynced, Health: healthy()},
-			{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "guestbook", Name: "guestbook-ui", Status: argov1alpha1.SyncStatusCodeSynced, Health: healthy()},
+			{Version: "v1", Kind: "Service", Namespace: "guestbook", Name: "guestbook-ui", Status: argov1alpha1.SyncStatusCodeSynced,
+				Health: &argov1alpha1.HealthStatus{Status: health.HealthStatusHealthy}},
+			{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "guestbook", Name: "guestbook-ui", Status: argov1alpha1.SyncStatusCodeSynced,
+				Health: &argov1alpha1.HealthStatus{Status: h}},
 		},
 		ReconciledAt: &finished,
 	}
@@ -369,14 +408,14 @@ func (s *simApp) writeFeedback(ctx context.Context, c client.Client, since time.
 	return c.Status().Patch(ctx, mw, client.RawPatch(types.MergePatchType, patch))
 }
 
-// change makes the spoke sync a new revision: the agent's report first (what the
-// freshness figure times), then the work agent's feedback when feedback is set.
-func (s *simApp) change(ctx context.Context, h *hub, t *tracker, revision string, feedback bool, since time.Time) error {
+// change makes the spoke sync a new revision into health h: the agent's report first
+// (what the freshness figure times), then the work agent's feedback when feedback is set.
+func (s *simApp) change(ctx context.Context, h *hub, t *tracker, revision string, hs health.HealthStatusCode, feedback bool, since time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := time.Now()
-	s.synced(revision, now)
-	t.expectChange(s.appSet, s.cluster, s.hubName, revision, now)
+	s.synced(revision, hs, now)
+	t.expectChange(s.appSet, s.cluster, s.hubName, revision, hs, now)
 	if err := s.publish(ctx, h); err != nil {
 		return err
 	}
@@ -387,52 +426,3 @@ func (s *simApp) change(ctx context.Context, h *hub, t *tracker, revision string
 }
 
 func revision(n uint64) string { return fmt.Sprintf("%040x", n) }
-
-// churn makes rate changes per second, spread at random over apps, for d; it returns the
-// number of changes made. Changes run on workers, so a slow write does not slow the rate
-// until every worker is busy; then the rate drops (the achieved rate is printed).
-func churn(ctx context.Context, h *hub, t *tracker, apps []*simApp, rate float64, d time.Duration, workers int, feedback bool, since time.Time, first uint64) (int, error) {
-	jobs := make(chan uint64, 64)
-	errs := make(chan error, 1)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := range jobs {
-				a := apps[rand.IntN(len(apps))]
-				if err := a.change(ctx, h, t, revision(n), feedback, since); err != nil {
-					select {
-					case errs <- err:
-					default:
-					}
-				}
-			}
-		}()
-	}
-	interval := time.Duration(float64(time.Second) / rate)
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
-	end := time.Now().Add(d)
-	n := 0
-	var err error
-	for time.Now().Before(end) && err == nil {
-		select {
-		case <-tick.C:
-			jobs <- first + uint64(n)
-			n++
-		case err = <-errs:
-		case <-ctx.Done():
-			err = ctx.Err()
-		}
-	}
-	close(jobs)
-	wg.Wait()
-	if err == nil {
-		select {
-		case err = <-errs:
-		default:
-		}
-	}
-	return n, err
-}

@@ -62,6 +62,7 @@ func run() error {
 	)
 	flag.IntVar(&cfg.appSets, "appsets", 10, "ApplicationSets; each renders one Application per cluster.")
 	flag.Float64Var(&cfg.churnRate, "churn", 50, "Status changes per second in the churn phase.")
+	flag.StringVar(&cfg.churnKind, "churn-kind", churnSync, "What a churn change is: \"sync\" (a new revision, Progressing, then Healthy 2 s later: two changes) or \"revision\" (a new revision, Healthy throughout).")
 	flag.Float64Var(&cfg.slowChurn, "slow-churn", 5, "Status changes per second in a second churn phase after the first (0: none).")
 	flag.DurationVar(&cfg.churnFor, "churn-duration", 60*time.Second, "Length of the churn phase.")
 	flag.DurationVar(&cfg.idle, "idle", 60*time.Second, "Length of the idle phase.")
@@ -83,6 +84,9 @@ func run() error {
 	}
 	if *runs < 1 || cfg.appSets < 1 || cfg.churnRate <= 0 || cfg.slowChurn < 0 {
 		return fmt.Errorf("--runs, --appsets and --churn must be positive, --slow-churn not negative")
+	}
+	if err := validChurnKind(cfg.churnKind); err != nil {
+		return err
 	}
 	cfg.managerArgs = strings.Fields(*mgrFlags)
 	cfg.managerEnv = strings.Fields(*mgrEnv)

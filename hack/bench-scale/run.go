@@ -8,6 +8,7 @@ import (
 	"time"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	"github.com/argoproj/gitops-engine/pkg/health"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/agent"
@@ -17,6 +18,7 @@ import (
 // config is what every run shares.
 type config struct {
 	appSets      int
+	churnKind    string
 	churnRate    float64
 	slowChurn    float64
 	churnFor     time.Duration
@@ -184,6 +186,9 @@ type runResult struct {
 	// slow is the second churn phase, at --slow-churn changes/s.
 	slow                        churnResult
 	largestReport, medianReport int
+	// listedEntryBytes is the mean size of a listed report entry (see tracker).
+	listedEntryBytes float64
+	mostListed       int
 }
 
 // churnResult is what a churn phase measured besides its phaseStats.
@@ -343,7 +348,7 @@ func runOnce(ctx context.Context, cfg config, clusters, run int) (*runResult, er
 	err = measure("status fan-in", func() error {
 		start := time.Now()
 		if err := framework.Parallel(ctx, res.apps, cfg.spokeWorkers, func(i int) error {
-			return sims[i].change(ctx, h, t, revision(1<<40), true, since)
+			return sims[i].change(ctx, h, t, revision(1<<40), health.HealthStatusHealthy, true, since)
 		}); err != nil {
 			return err
 		}
@@ -376,7 +381,7 @@ func runOnce(ctx context.Context, cfg config, clusters, run int) (*runResult, er
 	var churnTime time.Duration
 	err = measure("churn", func() error {
 		start := time.Now()
-		n, err := churn(ctx, h, t, sims, cfg.churnRate, cfg.churnFor, cfg.churnWorkers, cfg.feedback, since, 1<<41)
+		n, err := churn(ctx, h, t, sims, cfg.churnKind, cfg.churnRate, cfg.churnFor, cfg.churnWorkers, cfg.feedback, since, 1<<41)
 		churnTime = time.Since(start)
 		res.changes = n
 		res.unseen = t.waitSeen(ctx, 30*time.Second)
@@ -398,7 +403,7 @@ func runOnce(ctx context.Context, cfg config, clusters, run int) (*runResult, er
 		logf("slow churn: %.0f changes/s for %v", cfg.slowChurn, cfg.churnFor)
 		err = measure(slowChurnPhase, func() error {
 			start := time.Now()
-			n, err := churn(ctx, h, t, sims, cfg.slowChurn, cfg.churnFor, cfg.churnWorkers, cfg.feedback, since, 1<<42)
+			n, err := churn(ctx, h, t, sims, cfg.churnKind, cfg.slowChurn, cfg.churnFor, cfg.churnWorkers, cfg.feedback, since, 1<<42)
 			res.slow.rate = float64(n) / time.Since(start).Seconds()
 			res.slow.changes = n
 			res.slow.unseen = t.waitSeen(ctx, 30*time.Second)
@@ -411,6 +416,10 @@ func runOnce(ctx context.Context, cfg config, clusters, run int) (*runResult, er
 		res.slow.freshP50, res.slow.freshP99, res.slow.freshMax = percentile(fresh, 50), percentile(fresh, 99), maxDuration(fresh)
 		res.slow.appP50, res.slow.appP99 = percentile(appFresh, 50), percentile(appFresh, 99)
 	}
+	res.listedEntryBytes = t.listedEntryBytes()
+	t.mu.Lock()
+	res.mostListed = t.mostListed
+	t.mu.Unlock()
 	sizes := t.reportSizes()
 	if len(sizes) > 0 {
 		fs := make([]float64, len(sizes))
@@ -445,7 +454,7 @@ func warmUp(ctx context.Context, h *hub, t *tracker) error {
 	if err != nil {
 		return err
 	}
-	if err := sim.change(ctx, h, t, revision(1), true, time.Now()); err != nil {
+	if err := sim.change(ctx, h, t, revision(1), health.HealthStatusHealthy, true, time.Now()); err != nil {
 		return fmt.Errorf("warm-up: %w", err)
 	}
 	if n := t.waitSeen(ctx, 2*time.Minute); n > 0 {

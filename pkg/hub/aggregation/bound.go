@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/report"
 )
@@ -46,6 +47,9 @@ const (
 // level does not fit, whole cluster entries are left out, healthy and synced ones first.
 // The summary always counts every cluster.
 type Limits struct {
+	// ListAllUpTo is how many entries a report lists in full; beyond, it lists only those
+	// that need attention (see Unlist). 0 lists every entry.
+	ListAllUpTo int
 	// Budget is the largest JSON size of statuses, in bytes.
 	Budget int
 	// Levels go from generous to terse.
@@ -58,7 +62,8 @@ type Limits struct {
 // with the largest agent reports, each failing entry keeps the type of its first error,
 // agentAvailable and lastReportedAt (the fourth level).
 var DefaultLimits = Limits{
-	Budget: 1000 << 10,
+	ListAllUpTo: appsv1alpha1.ListAllEntriesUpTo,
+	Budget:      1000 << 10,
 	Levels: []Level{
 		{Resources: 1000, Conditions: 10, MessageLength: 512, FailingResources: 5, FailingMessageLength: 128},
 		{Resources: 200, Conditions: 3, MessageLength: 160, FailingResources: 2, Terse: TerseFine},
@@ -72,6 +77,8 @@ var DefaultLimits = Limits{
 // truncationCounts counts what bounding left out.
 type truncationCounts struct {
 	resources, conditions, failing, entries, terseEntries, messages int32
+	// unlisted is what Unlist left out before the report was bounded.
+	unlisted int32
 	// agentResources is what the agents' reports left out before the report was built.
 	agentResources int32
 }
@@ -94,6 +101,7 @@ func Bound(in appsv1alpha1.AppConditions, limits Limits) appsv1alpha1.AppConditi
 	}
 	if in.Truncation != nil {
 		counts.agentResources = in.Truncation.AgentOmittedResources
+		counts.unlisted = in.Truncation.UnlistedClusterConditions
 	}
 	out.Truncation = counts.truncation()
 	return out
@@ -241,6 +249,12 @@ func (c truncationCounts) truncation() *appsv1alpha1.ReportTruncation {
 		sentences = append(sentences, "To stay under its size bound the report "+strings.Join(actions, "; ")+
 			". The summary counts every cluster; the agents' ApplicationStatusReports in each cluster namespace have the details.")
 	}
+	if c.unlisted > 0 {
+		sentences = append(sentences, fmt.Sprintf("%d cluster entries that need no attention (Healthy, Synced, agent available, "+
+			"no conditions) are not listed, as the ApplicationSet has more than %d; the summary counts them, and each one's "+
+			"detail is its cluster's ApplicationStatusReport: kubectl get applicationstatusreports -A -l %s=<this report's %s label>.",
+			c.unlisted, appsv1alpha1.ListAllEntriesUpTo, apps.LabelReportApplicationSet, appsv1alpha1.LabelHostingApplicationSet))
+	}
 	if c.agentResources > 0 {
 		sentences = append(sentences, fmt.Sprintf("The agents' reports left out %d resources (at most %d per Application and cluster), "+
 			"so statuses.resources can miss up to that many; each ApplicationStatusReport's status.truncation says which cluster's.",
@@ -248,14 +262,15 @@ func (c truncationCounts) truncation() *appsv1alpha1.ReportTruncation {
 	}
 	msg := strings.Join(sentences, " ")
 	return &appsv1alpha1.ReportTruncation{
-		AgentOmittedResources:    c.agentResources,
-		OmittedResources:         c.resources,
-		OmittedConditions:        c.conditions,
-		OmittedFailingResources:  c.failing,
-		OmittedClusterConditions: c.entries,
-		ShortenedMessages:        c.messages,
-		TerseClusterConditions:   c.terseEntries,
-		Message:                  msg,
+		AgentOmittedResources:     c.agentResources,
+		OmittedResources:          c.resources,
+		OmittedConditions:         c.conditions,
+		OmittedFailingResources:   c.failing,
+		OmittedClusterConditions:  c.entries,
+		UnlistedClusterConditions: c.unlisted,
+		ShortenedMessages:         c.messages,
+		TerseClusterConditions:    c.terseEntries,
+		Message:                   msg,
 	}
 }
 

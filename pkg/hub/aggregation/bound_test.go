@@ -71,10 +71,12 @@ func TestReportFor3000ClustersIsUnder1MiB(t *testing.T) {
 		// wantFirstError: every failing entry keeps the type of its first error,
 		// agentAvailable and lastReportedAt.
 		wantFirstError bool
+		// wantListed entries are listed; the fine others are counted as unlisted.
+		wantListed int
 	}{
 		"healthy fleet": {},
-		"a tenth failing with the largest agent reports": {failEvery: 10, wantFirstError: true},
-		"all failing with the largest agent reports":     {failEvery: 1},
+		"a tenth failing with the largest agent reports": {failEvery: 10, wantFirstError: true, wantListed: 300},
+		"all failing with the largest agent reports":     {failEvery: 1, wantListed: 3000},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -83,8 +85,11 @@ func TestReportFor3000ClustersIsUnder1MiB(t *testing.T) {
 			if size >= mebibyte {
 				t.Errorf("report is %d bytes, want under 1 MiB", size)
 			}
-			if len(report.Statuses.ClusterConditions) != 3000 {
-				t.Errorf("%d cluster entries, want 3000", len(report.Statuses.ClusterConditions))
+			if len(report.Statuses.ClusterConditions) != tc.wantListed {
+				t.Errorf("%d cluster entries listed, want %d", len(report.Statuses.ClusterConditions), tc.wantListed)
+			}
+			if got, want := report.Statuses.Truncation.UnlistedClusterConditions, int32(3000-tc.wantListed); got != want {
+				t.Errorf("%d entries counted as unlisted, want %d", got, want)
 			}
 			if got := report.Statuses.Summary.Clusters; got != "3000" {
 				t.Errorf("summary counts %s clusters, want 3000", got)

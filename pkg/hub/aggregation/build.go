@@ -60,10 +60,10 @@ type reportKey struct {
 
 // Build computes the report of one ApplicationSet: one entry per ManifestWork (so per
 // cluster and Application), pulled or hub-rendered, sorted by cluster and app; the union
-// of the reported and applied resources; the summary; all within limits (see Bound). It never changes in, whose
-// objects may be the cache's own.
+// of the reported and applied resources; the summary; all within limits (see Unlist and
+// Bound). It never changes in, whose objects may be the cache's own.
 func Build(in Inputs, limits Limits) appsv1alpha1.AppConditions {
-	return Bound(build(in), limits)
+	return Bound(Unlist(build(in), limits.ListAllUpTo), limits)
 }
 
 // build is Build without bounds.

@@ -49,7 +49,15 @@ type AppConditions struct {
 	// +optional
 	Resources []ResourceRef `json:"resources,omitempty"`
 
-	// ClusterConditions has one entry per cluster and Application.
+	// ClusterConditions has one entry per cluster and Application while the
+	// ApplicationSet has at most ListAllEntriesUpTo (100) of them. Beyond that it lists
+	// the entries that need attention (not Healthy, not Synced, agent not available, any
+	// condition, failing resource or not-healthy child, hub-rendered, or not reported yet),
+	// and truncation.unlistedClusterConditions counts the others: each of those is its
+	// cluster's ApplicationStatusReport, labelled
+	// apps.open-cluster-management.io/report-applicationset=<namespace>.<name>. A
+	// status change of a cluster that needs no attention then leaves this object as it
+	// is, so the cost of a change on the hub does not grow with the fleet.
 	// +optional
 	ClusterConditions []ClusterCondition `json:"clusterConditions,omitempty"`
 
@@ -58,8 +66,9 @@ type AppConditions struct {
 	Summary ReportSummary `json:"summary,omitempty"`
 
 	// Truncation is set when the report left out or shortened content to stay within its
-	// size bounds (about 1 MiB for any number of clusters), or when the agents' reports it
-	// is built from left out resources. The summary always counts every cluster.
+	// size bounds (about 1 MiB for any number of clusters), did not list the clusters that
+	// need no attention (more than 100 entries), or when the agents' reports it is built
+	// from left out resources. The summary always counts every cluster.
 	// +optional
 	Truncation *ReportTruncation `json:"truncation,omitempty"`
 }
@@ -104,6 +113,16 @@ type ReportTruncation struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	TerseClusterConditions int32 `json:"terseClusterConditions,omitempty"`
+
+	// UnlistedClusterConditions is how many entries clusterConditions does not list
+	// because the ApplicationSet has more than 100 entries and they need no attention:
+	// Healthy, Synced, the agent available, no conditions, reported by the agent. The
+	// summary counts them; each one's detail is its cluster's ApplicationStatusReport
+	// (kubectl get applicationstatusreports -A -l
+	// apps.open-cluster-management.io/report-applicationset=<namespace>.<name>).
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	UnlistedClusterConditions int32 `json:"unlistedClusterConditions,omitempty"`
 
 	// ShortenedMessages is how many messages were cut.
 	// +optional
@@ -225,6 +244,10 @@ type ClusterCondition struct {
 	// +optional
 	Delivery DeliveryMode `json:"delivery,omitempty"`
 }
+
+// ListAllEntriesUpTo is how many entries a MulticlusterApplicationSetReport lists in
+// full: beyond it, it lists only those that need attention (see ClusterConditions).
+const ListAllEntriesUpTo = 100
 
 // DeliveryMode is how an Application reaches its cluster.
 // +kubebuilder:validation:Enum=Pull;HubRendered
