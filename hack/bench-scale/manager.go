@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -132,19 +131,8 @@ func (m *managerProcess) queueDepths() (map[string]float64, error) {
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
-		line, ok := strings.CutPrefix(sc.Text(), "workqueue_depth{")
-		if !ok {
-			continue
-		}
-		end := strings.LastIndexByte(line, '}')
-		v, err := strconv.ParseFloat(strings.TrimSpace(line[end+1:]), 64)
-		if err != nil {
-			continue
-		}
-		for _, l := range strings.Split(line[:end], ",") {
-			if n, ok := strings.CutPrefix(l, `name="`); ok {
-				out[strings.TrimSuffix(n, `"`)] = v
-			}
+		if name, labels, v, ok := metricLine(sc.Text()); ok && name == "workqueue_depth" {
+			out[labels["name"]] = v
 		}
 	}
 	return out, sc.Err()
@@ -155,28 +143,13 @@ func parseRequests(r io.Reader) (map[string]float64, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "rest_client_requests_total{") {
+		name, labels, v, ok := metricLine(sc.Text())
+		if !ok || name != "rest_client_requests_total" {
 			continue
 		}
-		end := strings.LastIndexByte(line, '}')
-		labels, value := line[len("rest_client_requests_total{"):end], strings.TrimSpace(line[end+1:])
-		v, err := strconv.ParseFloat(value, 64)
-		if err != nil {
-			continue
-		}
-		method, code := "", ""
-		for _, l := range strings.Split(labels, ",") {
-			if m, ok := strings.CutPrefix(l, `method="`); ok {
-				method = strings.TrimSuffix(m, `"`)
-			}
-			if c, ok := strings.CutPrefix(l, `code="`); ok {
-				code = strings.TrimSuffix(c, `"`)
-			}
-		}
-		out[method] += v
-		if code == "409" {
-			out[conflictPrefix+method] += v
+		out[labels["method"]] += v
+		if labels["code"] == "409" {
+			out[conflictPrefix+labels["method"]] += v
 		}
 	}
 	return out, sc.Err()
