@@ -215,8 +215,9 @@ func CacheOptionsFor(argoNamespaces []string) cache.Options {
 		}
 	}
 	return cache.Options{
-		// Managed fields are never read and are a large share of every cached object.
-		DefaultTransform: cache.TransformStripManagedFields(),
+		// Managed fields are never read and are a large share of every cached object; of
+		// the hub Applications propagation caches as stored, it keeps only what it reads.
+		DefaultTransform: trimCached,
 		ByObject: map[client.Object]cache.ByObject{
 			// Only the pull model's ManifestWorks, not every addon's and every user's. The
 			// hub-rendered ones (apps.LabelHubRendered, docs/cmp.md) are not here on
@@ -231,6 +232,18 @@ func CacheOptionsFor(argoNamespaces []string) cache.Options {
 			&corev1.ConfigMap{}:                  {Namespaces: inArgoNamespaces},
 		},
 	}
+}
+
+// stripManagedFields is controller-runtime's transform that drops managed fields.
+var stripManagedFields = cache.TransformStripManagedFields()
+
+// trimCached is the manager cache's transform of every object.
+func trimCached(obj any) (any, error) {
+	obj, err := stripManagedFields(obj)
+	if err != nil {
+		return nil, err
+	}
+	return propagation.TrimStoredApplication(obj)
 }
 
 // SetupControllers registers with mgr the shared pull-model indexes and the hub

@@ -93,3 +93,39 @@ func TestTenancyFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestCacheTrimsOnlyTheStoredApplications: the manager's cache transform drops managed
+// fields everywhere and the status propagation does not read only from the hub
+// Applications it caches as stored; the typed ones, which appstatus mirrors into, keep it.
+func TestCacheTrimsOnlyTheStoredApplications(t *testing.T) {
+	transform := CacheOptions().DefaultTransform
+	typed := &argov1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "guestbook", Namespace: "argocd",
+		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "argocd-pull-addon"}}},
+		Status: argov1alpha1.ApplicationStatus{Resources: []argov1alpha1.ResourceStatus{{Kind: "Deployment", Name: "guestbook-ui"}}}}
+	out, err := transform(typed.DeepCopy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := out.(*argov1alpha1.Application)
+	if got.ManagedFields != nil || len(got.Status.Resources) != 1 {
+		t.Errorf("typed Application: managed fields %v (want none), resources %v (want kept)", got.ManagedFields, got.Status.Resources)
+	}
+
+	stored, err := runtime.DefaultUnstructuredConverter.ToUnstructured(typed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{Object: stored}
+	u.SetGroupVersionKind(argov1alpha1.SchemeGroupVersion.WithKind("Application"))
+	out, err = transform(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trimmed := out.(*unstructured.Unstructured)
+	if trimmed.GetManagedFields() != nil {
+		t.Error("stored Application kept its managed fields")
+	}
+	if _, found, _ := unstructured.NestedSlice(trimmed.Object, "status", "resources"); found {
+		t.Error("stored Application kept status.resources, which propagation does not read")
+	}
+}

@@ -1,0 +1,169 @@
+package propagation
+
+import (
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+
+	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	"github.com/argoproj/gitops-engine/pkg/health"
+	synccommon "github.com/argoproj/gitops-engine/pkg/sync/common"
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/builders"
+)
+
+// mirroredApplication is a pulled hub Application after the application status controller
+// mirrored a synced, healthy cluster onto it, with n resources.
+func mirroredApplication(name string, n int) *argov1alpha1.Application {
+	started := metav1.NewTime(time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC))
+	finished := metav1.NewTime(started.Add(2 * time.Second))
+	b := builders.Application(name).Pulled().Cluster("cluster1").
+		Operation(argov1alpha1.Operation{Sync: &argov1alpha1.SyncOperation{Revision: "HEAD"}}).
+		Sync(argov1alpha1.SyncStatusCodeSynced, "8f3c2b1").Health(health.HealthStatusHealthy, "").
+		Condition(argov1alpha1.ApplicationCondition{Type: "InvalidSpecError", Message: "argocd-pull: example"})
+	result := &argov1alpha1.SyncOperationResult{Revision: "8f3c2b1"}
+	for i := range n {
+		r := argov1alpha1.ResourceStatus{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "guestbook",
+			Name: fmt.Sprintf("guestbook-ui-%d", i), Status: argov1alpha1.SyncStatusCodeSynced,
+			Health: &argov1alpha1.HealthStatus{Status: health.HealthStatusHealthy}}
+		b.Resource(r)
+		result.Resources = append(result.Resources, &argov1alpha1.ResourceResult{Group: r.Group, Version: r.Version, Kind: r.Kind,
+			Namespace: r.Namespace, Name: r.Name, Status: synccommon.ResultCodeSynced, Message: "deployment.apps/" + r.Name + " configured",
+			HookPhase: synccommon.OperationRunning, SyncPhase: synccommon.SyncPhaseSync})
+	}
+	b.OperationState(argov1alpha1.OperationState{Operation: argov1alpha1.Operation{Sync: &argov1alpha1.SyncOperation{Revision: "8f3c2b1"}},
+		Phase: synccommon.OperationSucceeded, Message: "successfully synced (all tasks run)", SyncResult: result,
+		StartedAt: started, FinishedAt: &finished})
+	app := b.Build()
+	app.APIVersion, app.Kind = applicationGVK.GroupVersion().String(), applicationGVK.Kind
+	return app
+}
+
+func storedForm(t testing.TB, app *argov1alpha1.Application) *unstructured.Unstructured {
+	t.Helper()
+	raw, err := json.Marshal(app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := newApplicationObject()
+	if err := u.UnmarshalJSON(raw); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+func TestTrimStoredApplicationKeepsWhatPropagationReads(t *testing.T) {
+	app := mirroredApplication("guestbook", 3)
+	u := storedForm(t, app)
+	spec, operation, metadata := u.Object["spec"], u.Object["operation"], u.Object["metadata"]
+	out, err := TrimStoredApplication(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trimmed := out.(*unstructured.Unstructured)
+	for field, want := range map[string]any{"spec": spec, "operation": operation, "metadata": metadata} {
+		if diff := cmp.Diff(want, trimmed.Object[field]); diff != "" {
+			t.Errorf("%s changed (-want +got):\n%s", field, diff)
+		}
+	}
+	in := &storedApplication{}
+	if err := in.set(trimmed); err != nil {
+		t.Fatal(err)
+	}
+	st := in.typed.Status
+	if diff := cmp.Diff(app.Status.Conditions, st.Conditions); diff != "" {
+		t.Errorf("conditions (-want +got):\n%s", diff)
+	}
+	if st.OperationState == nil || st.OperationState.Phase != synccommon.OperationSucceeded ||
+		!st.OperationState.StartedAt.Equal(&app.Status.OperationState.StartedAt) {
+		t.Errorf("operation state %+v, want its phase and start kept", st.OperationState)
+	}
+	if len(st.Resources) != 0 || st.Sync.Status != "" || st.Health.Status != "" || st.OperationState.SyncResult != nil {
+		t.Errorf("status %+v: want only conditions and the operation's phase and start", st)
+	}
+
+	t.Run("other objects pass unchanged", func(t *testing.T) {
+		for _, obj := range []any{app, &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "argoproj.io/v1alpha1", "kind": "AppProject", "status": map[string]any{"x": "y"}}}} {
+			got, err := TrimStoredApplication(obj)
+			if err != nil || got != obj {
+				t.Errorf("%T changed or failed: %v", obj, err)
+			}
+		}
+		if app.Status.Resources == nil {
+			t.Error("a typed Application lost its status")
+		}
+	})
+	t.Run("an Application without status", func(t *testing.T) {
+		app := builders.Application("new").Pulled().Build()
+		app.APIVersion, app.Kind = applicationGVK.GroupVersion().String(), applicationGVK.Kind
+		u := storedForm(t, app)
+		if _, err := TrimStoredApplication(u); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := u.Object["status"]; ok {
+			t.Errorf("status %v appeared", u.Object["status"])
+		}
+	})
+}
+
+// BenchmarkCachedApplicationBytes prints the heap a cached hub Application takes in each
+// form the manager's caches hold: typed (appstatus, aggregation), stored (propagation's
+// unstructured), and stored after TrimStoredApplication.
+func BenchmarkCachedApplicationBytes(b *testing.B) {
+	const n = 2000
+	app := mirroredApplication("guestbook", 10)
+	raw, err := json.Marshal(app)
+	if err != nil {
+		b.Fatal(err)
+	}
+	forms := map[string]func() any{
+		"typed": func() any {
+			a := &argov1alpha1.Application{}
+			if err := json.Unmarshal(raw, a); err != nil {
+				b.Fatal(err)
+			}
+			return a
+		},
+		"stored": func() any {
+			u := newApplicationObject()
+			if err := u.UnmarshalJSON(raw); err != nil {
+				b.Fatal(err)
+			}
+			return u
+		},
+		"stored-trimmed": func() any {
+			u := newApplicationObject()
+			if err := u.UnmarshalJSON(raw); err != nil {
+				b.Fatal(err)
+			}
+			out, _ := TrimStoredApplication(u)
+			return out
+		},
+	}
+	for _, name := range []string{"typed", "stored", "stored-trimmed"} {
+		b.Run(name, func(b *testing.B) {
+			var perObject float64
+			for range b.N {
+				keep := make([]any, n)
+				runtime.GC()
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				for i := range keep {
+					keep[i] = forms[name]()
+				}
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				perObject = float64(after.HeapAlloc-before.HeapAlloc) / n
+				runtime.KeepAlive(keep)
+			}
+			b.ReportMetric(perObject, "heap-bytes/object")
+			b.ReportMetric(float64(len(raw)), "json-bytes/object")
+		})
+	}
+}
