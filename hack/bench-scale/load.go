@@ -64,8 +64,6 @@ type tracker struct {
 	appLatencies []time.Duration
 	superseded   int
 	reports      map[string]*appsv1alpha1.MulticlusterApplicationSetReport
-	// mostListed is the most entries a report listed, listedBytes their JSON size then.
-	mostListed, listedBytes int
 }
 
 func newTracker() *tracker {
@@ -137,13 +135,6 @@ func (t *tracker) onReport(obj any) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.reports[r.Name] = r
-	// Entry sizes, measured when the list grew by a tenth: a marshal per event would
-	// make the load generator the machine's load.
-	if n := len(r.Statuses.ClusterConditions); r.Name != "warmup" && n > t.mostListed+t.mostListed/10 {
-		if data, err := json.Marshal(r.Statuses.ClusterConditions); err == nil {
-			t.mostListed, t.listedBytes = n, len(data)
-		}
-	}
 	if len(t.pending) == 0 {
 		return
 	}
@@ -241,17 +232,6 @@ func (t *tracker) waitSeen(ctx context.Context, timeout time.Duration) int {
 		t.mu.Unlock()
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-// listedEntryBytes is the mean JSON size of a listed report entry, measured on the
-// longest list seen; 0 when no report listed any.
-func (t *tracker) listedEntryBytes() float64 {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.mostListed == 0 {
-		return 0
-	}
-	return float64(t.listedBytes) / float64(t.mostListed)
 }
 
 // reportSizes returns the JSON size of every report the tracker saw last.

@@ -87,8 +87,8 @@ func printRun(w io.Writer, r *runResult, run, runs int) {
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "manager writes per status change: %.2f; writes while idle: %.0f\n", r.writesPerChange, r.phases["idle"].managerWrites)
 	fmt.Fprintf(w, "deepest manager workqueues during churn: %s\n", depths(r.phases["churn"].maxQueueDepth))
-	fmt.Fprintf(w, "MulticlusterApplicationSetReport size: largest %s, median %s at the end; %.0f B per cluster; a listed entry %.0f B (mean, on the longest list seen: %d entries)\n",
-		framework.FormatBytes(int64(r.largestReport)), framework.FormatBytes(int64(r.medianReport)), entryBytes(r), r.listedEntryBytes, r.mostListed)
+	fmt.Fprintf(w, "MulticlusterApplicationSetReport size: largest %s, median %s at the end; %.0f B per cluster\n",
+		framework.FormatBytes(int64(r.largestReport)), framework.FormatBytes(int64(r.medianReport)), entryBytes(r))
 	printAPIProfile(w, "churn", r.phases["churn"].api, r.changes)
 	if p, ok := r.phases[slowChurnPhase]; ok {
 		printAPIProfile(w, slowChurnPhase, p.api, r.slow.changes)
@@ -193,8 +193,7 @@ func figures() []figure {
 	return append(fs,
 		figure{"largest MulticlusterApplicationSetReport", func(r *runResult) float64 { return float64(r.largestReport) }, bytes},
 		figure{"median MulticlusterApplicationSetReport", func(r *runResult) float64 { return float64(r.medianReport) }, bytes},
-		figure{"report bytes per cluster", entryBytes, num("%.0f")},
-		figure{"report bytes per listed entry", func(r *runResult) float64 { return r.listedEntryBytes }, num("%.0f")})
+		figure{"report bytes per cluster", entryBytes, num("%.0f")})
 }
 
 // printSummary prints every figure per size, the median of the runs, and the targets
@@ -233,7 +232,6 @@ func printSummary(w io.Writer, cfg config, all [][]*runResult) {
 	perChange := med(last, func(r *runResult) float64 { return apiCPUPerChange(r.phases["churn"], r.changes) })
 	perSlowChange := med(last, func(r *runResult) float64 { return apiCPUPerChange(r.phases[slowChurnPhase], r.slow.changes) })
 	entry := med(last, entryBytes)
-	listedEntry := med(last, func(r *runResult) float64 { return r.listedEntryBytes })
 	largest := med(last, func(r *runResult) float64 { return float64(r.largestReport) })
 	// A target is judged at its own size; below it the verdict is only indicative.
 	verdict := func(ok, atSize bool) string {
@@ -259,8 +257,8 @@ func printSummary(w io.Writer, cfg config, all [][]*runResult) {
 	fmt.Fprintf(w, "  hub API server CPU ≤ 15 ms per status change at %.0f/s and at %.0f/s: %.1f ms, %.1f ms — %s\n",
 		cfg.churnRate, cfg.slowChurn, 1000*perChange, 1000*perSlowChange,
 		verdict(perChange <= 0.015 && perSlowChange <= 0.015 && cfg.slowChurn > 0, at1000 && cfg.churnRate == 50 && cfg.slowChurn == 5))
-	fmt.Fprintf(w, "  ≤ 300 B of report per cluster entry with the same information: %.0f B per cluster (a listed entry: %.0f B) — %s\n",
-		entry, listedEntry, verdict(entry <= 300, at1000))
+	fmt.Fprintf(w, "  ≤ 300 B of report per cluster entry with the same information: %.0f B per cluster — %s\n",
+		entry, verdict(entry <= 300, at1000))
 	fmt.Fprintf(w, "  a burst of 5,000 Applications propagated in ≤ 25 s (≥ 200/s): %.0f/s over a burst of %d — %s\n", rate, r0.apps, verdict(rate >= 200, r0.apps >= 5000))
 	fmt.Fprintf(w, "  manager ≤ 300 MiB peak RSS at 10,000 Applications: %s at %d — %s\n", bytes(rss), r0.apps, verdict(rss <= 300<<20, r0.apps >= 10000))
 	fmt.Fprintf(w, "  zero writes without change: %.0f in %v — %s\n", idle, cfg.idle, verdict(idle == 0, true))

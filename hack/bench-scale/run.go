@@ -186,9 +186,6 @@ type runResult struct {
 	// slow is the second churn phase, at --slow-churn changes/s.
 	slow                        churnResult
 	largestReport, medianReport int
-	// listedEntryBytes is the mean size of a listed report entry (see tracker).
-	listedEntryBytes float64
-	mostListed       int
 }
 
 // churnResult is what a churn phase measured besides its phaseStats.
@@ -416,10 +413,6 @@ func runOnce(ctx context.Context, cfg config, clusters, run int) (*runResult, er
 		res.slow.freshP50, res.slow.freshP99, res.slow.freshMax = percentile(fresh, 50), percentile(fresh, 99), maxDuration(fresh)
 		res.slow.appP50, res.slow.appP99 = percentile(appFresh, 50), percentile(appFresh, 99)
 	}
-	res.listedEntryBytes = t.listedEntryBytes()
-	t.mu.Lock()
-	res.mostListed = t.mostListed
-	t.mu.Unlock()
 	sizes := t.reportSizes()
 	if len(sizes) > 0 {
 		fs := make([]float64, len(sizes))
