@@ -38,11 +38,13 @@ import (
 
 const (
 	// timeout is long because what the specs wait for passes through OCM's own
-	// addon-manager: its addon-configuration controller sets every addon's Configured
-	// condition (which addon-framework waits for before rendering) under one queue key
-	// for all clusters, the ClusterManagementAddOn's. Each 409 on any cluster's addon
-	// doubles that key's backoff (5 ms, ..., 20 s, 41 s) until a sync succeeds, so on a
-	// loaded machine a new addon can wait for a retry well past 30 s.
+	// addon-manager, whose controllers all write the same new ManagedClusterAddOn and retry
+	// each 409 with a per-key exponential backoff (5 ms, ..., 20 s, 41 s) until a sync
+	// succeeds: its owner reference, which addon-framework's registration (the agent's
+	// RoleBinding) waits for, and its Configured condition, which the rendering waits for,
+	// set by the configuration controller under one key for all clusters. On a loaded
+	// machine a new addon waited past 30 s (in CI for the rendering, here once in 12 loaded
+	// runs for the RoleBinding).
 	timeout  = 2 * time.Minute
 	interval = 200 * time.Millisecond
 
