@@ -77,8 +77,10 @@ var DefaultLimits = Limits{
 // truncationCounts counts what bounding left out.
 type truncationCounts struct {
 	resources, conditions, failing, entries, terseEntries, messages int32
-	// unlisted is what Unlist left out before the report was bounded.
-	unlisted int32
+	// unlisted is what Unlist left out before the report was bounded, of a report of more
+	// than listAllUpTo entries.
+	unlisted    int32
+	listAllUpTo int
 	// agentResources is what the agents' reports left out before the report was built.
 	agentResources int32
 }
@@ -103,6 +105,7 @@ func Bound(in appsv1alpha1.AppConditions, limits Limits) appsv1alpha1.AppConditi
 		counts.agentResources = in.Truncation.AgentOmittedResources
 		counts.unlisted = in.Truncation.UnlistedClusterConditions
 	}
+	counts.listAllUpTo = limits.ListAllUpTo
 	out.Truncation = counts.truncation()
 	return out
 }
@@ -220,7 +223,7 @@ func (c *truncationCounts) shorten(s string, max int) string {
 }
 
 func (c truncationCounts) truncation() *appsv1alpha1.ReportTruncation {
-	if c == (truncationCounts{}) {
+	if c == (truncationCounts{listAllUpTo: c.listAllUpTo}) {
 		return nil
 	}
 	var parts []string
@@ -253,7 +256,7 @@ func (c truncationCounts) truncation() *appsv1alpha1.ReportTruncation {
 		sentences = append(sentences, fmt.Sprintf("%d cluster entries that need no attention (Healthy, Synced, agent available, "+
 			"no conditions) are not listed, as the ApplicationSet has more than %d; the summary counts them, and each one's "+
 			"detail is its cluster's ApplicationStatusReport: kubectl get applicationstatusreports -A -l %s=<this report's %s label>.",
-			c.unlisted, appsv1alpha1.ListAllEntriesUpTo, apps.LabelReportApplicationSet, appsv1alpha1.LabelHostingApplicationSet))
+			c.unlisted, c.listAllUpTo, apps.LabelReportApplicationSet, appsv1alpha1.LabelHostingApplicationSet))
 	}
 	if c.agentResources > 0 {
 		sentences = append(sentences, fmt.Sprintf("The agents' reports left out %d resources (at most %d per Application and cluster), "+

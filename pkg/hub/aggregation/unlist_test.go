@@ -70,6 +70,10 @@ func TestUnlistListsWhatNeedsAttention(t *testing.T) {
 			if got.Truncation == nil || got.Truncation.UnlistedClusterConditions != wantUnlisted {
 				t.Errorf("truncation %+v, want %d unlisted", got.Truncation, wantUnlisted)
 			}
+			limits := Limits{ListAllUpTo: 3}
+			if msg := Bound(got, limits).Truncation.Message; !strings.Contains(msg, "has more than 3;") {
+				t.Errorf("the message does not name the bound the report was built with: %q", msg)
+			}
 			if got.Summary != in.Summary {
 				t.Errorf("summary changed: %+v", got.Summary)
 			}
