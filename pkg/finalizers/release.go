@@ -115,7 +115,7 @@ func ReleaseAll(ctx context.Context, c client.Client) (Released, error) {
 			continue
 		}
 		// The one locked write of a hub Application; after a conflict the rule is asked again.
-		_, written, err := pullmodel.PatchApplication(ctx, c, c, app, func(app *argov1alpha1.Application) bool {
+		_, written, err := pullmodel.PatchApplication(ctx, c, c, nil, app, func(app *argov1alpha1.Application) bool {
 			return propagation.HoldsResourcesFinalizer(app) && controllerutil.RemoveFinalizer(app, propagation.ResourcesFinalizer)
 		})
 		if err != nil {

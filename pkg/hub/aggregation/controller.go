@@ -28,6 +28,7 @@ import (
 
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/latency"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/ownwrites"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
@@ -54,8 +55,9 @@ type reconciler struct {
 	// limits bound the report's size.
 	limits Limits
 	// written is the controller's own last update of each report, newer than the cache
-	// for a moment after each write.
-	written ownWrites
+	// for a moment after each write: building on it spares the API server an update with
+	// an outdated resourceVersion (a full decode of the report, then a conflict).
+	written ownwrites.Tracker[*appsv1alpha1.MulticlusterApplicationSetReport]
 	// hubRenderedWorks reads the hub-rendered ManifestWorks: the controller's own cache,
 	// see newHubRenderedCache.
 	hubRenderedWorks client.Reader
@@ -119,9 +121,9 @@ func (r *reconciler) reconcile(ctx context.Context, req ctrl.Request) (result st
 			return resultNone, fmt.Errorf("getting MulticlusterApplicationSetReport %s: %w", req, err)
 		}
 		current = nil
-		r.written.forget(req.NamespacedName)
+		r.written.Forget(req.NamespacedName)
 	}
-	current = r.written.current(req.NamespacedName, current)
+	current = r.written.Current(current)
 	if appSet == nil || !appSet.DeletionTimestamp.IsZero() {
 		return r.deleteReport(ctx, current)
 	}
@@ -151,10 +153,10 @@ func (r *reconciler) reconcile(ctx context.Context, req ctrl.Request) (result st
 	// controller's own last write while the cache lags it): on a conflict the reconcile
 	// fails and runs again on the newer object, never overwriting it blindly.
 	if err := r.client.Update(ctx, updated); err != nil {
-		r.written.forget(req.NamespacedName)
+		r.written.Forget(req.NamespacedName)
 		return resultNone, fmt.Errorf("updating MulticlusterApplicationSetReport %s: %w", req, err)
 	}
-	r.written.updated(req.NamespacedName, current.ResourceVersion, updated)
+	r.written.Wrote(current.ResourceVersion, updated)
 	s := updated.Statuses.Summary
 	log.V(2).Info("Updated MulticlusterApplicationSetReport", "clusters", s.Clusters, "healthy", s.Healthy,
 		"synced", s.Synced, "inProgress", s.InProgress)

@@ -246,7 +246,7 @@ func (r *reconciler) report(ctx context.Context, cached *argov1alpha1.Applicatio
 	if p != nil {
 		want = []argov1alpha1.ApplicationCondition{pullmodel.HubCondition(p.condition, p.message)}
 	}
-	before, written, err := pullmodel.PatchApplication(ctx, r.client, r.apiReader, cached, func(app *argov1alpha1.Application) bool {
+	before, written, err := pullmodel.PatchApplication(ctx, r.client, r.apiReader, nil, cached, func(app *argov1alpha1.Application) bool {
 		var changed bool
 		app.Status.Conditions, changed = pullmodel.SetHubConditions(app.Status.Conditions, pullmodel.PropagationConditionTypes, want, r.now())
 		return changed
