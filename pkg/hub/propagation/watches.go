@@ -3,8 +3,11 @@ package propagation
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/klog/v2"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
@@ -34,9 +37,10 @@ func (r *reconciler) setupWithManager(mgr ctrl.Manager, argo cluster.Cluster) er
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		// The arrivals predicate comes last: it times only the changes that reach Reconcile.
-		For(newApplicationObject(), builder.WithPredicates(predicate.Or(pullmodel.PullLabelPredicate(), heldFinalizerPredicate()), r.arrivals.Predicate())).
+		For(newApplicationObject(), builder.WithPredicates(predicate.Or(pullmodel.PullLabelPredicate(), heldFinalizerPredicate()),
+			storedApplicationChanged(), r.arrivals.Predicate())).
 		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(workToApp),
-			builder.WithPredicates(pullmodel.PullLabelPredicate())).
+			builder.WithPredicates(pullmodel.PullLabelPredicate(), workChanged())).
 		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(r.clusterToApps),
 			builder.WithPredicates(r.clusterPredicate())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: maxConcurrentReconciles})
@@ -47,6 +51,63 @@ func (r *reconciler) setupWithManager(mgr ctrl.Manager, argo cluster.Cluster) er
 		}
 	}
 	return b.Complete(r)
+}
+
+// storedApplicationChanged passes the updates of a hub Application that change what this
+// controller reads. Its cached copy holds exactly that (TrimStoredApplication), so two
+// versions that differ in nothing but their resourceVersion differ in nothing it reads:
+// the application status controller's mirror of every status change of the spoke is
+// not propagation's business.
+func storedApplicationChanged() predicate.Funcs {
+	return pullmodel.UpdatesWhere(func(oldApp, newApp *unstructured.Unstructured) bool {
+		return !equalExceptResourceVersion(oldApp.Object, newApp.Object)
+	})
+}
+
+func equalExceptResourceVersion(a, b map[string]any) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, av := range a {
+		bv, ok := b[k]
+		if !ok {
+			return false
+		}
+		if k == "metadata" {
+			am, aok := av.(map[string]any)
+			bm, bok := bv.(map[string]any)
+			if aok && bok {
+				am, bm = maps.Clone(am), maps.Clone(bm)
+				delete(am, "resourceVersion")
+				delete(bm, "resourceVersion")
+				av, bv = am, bm
+			}
+		}
+		if !equality.Semantic.DeepEqual(av, bv) {
+			return false
+		}
+	}
+	return true
+}
+
+// workChanged passes the updates of a ManifestWork this controller acts on: the work itself
+// (spec, labels, annotations, finalizers, owners, deletion) and the requests the spoke
+// says it received (DeliveredFromFeedback). The work agent's other status updates, one
+// per status change of the spoke Application, are not propagation's business.
+func workChanged() predicate.Funcs {
+	return pullmodel.UpdatesWhere(func(oldMW, newMW *workv1.ManifestWork) bool {
+		if oldMW.Generation != newMW.Generation ||
+			!equality.Semantic.DeepEqual(oldMW.Spec, newMW.Spec) ||
+			!maps.Equal(oldMW.Labels, newMW.Labels) || !maps.Equal(oldMW.Annotations, newMW.Annotations) ||
+			!slices.Equal(oldMW.Finalizers, newMW.Finalizers) ||
+			!equality.Semantic.DeepEqual(oldMW.OwnerReferences, newMW.OwnerReferences) ||
+			!oldMW.DeletionTimestamp.Equal(newMW.DeletionTimestamp) {
+			return true
+		}
+		oldValues, _ := pullmodel.ApplicationFeedback(oldMW)
+		newValues, _ := pullmodel.ApplicationFeedback(newMW)
+		return pullmodel.DeliveredFromFeedback(oldValues) != pullmodel.DeliveredFromFeedback(newValues)
+	})
 }
 
 func indexAppByCluster(obj client.Object) []string {
