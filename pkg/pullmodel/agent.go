@@ -45,13 +45,22 @@ func AgentAvailabilityOf(mca *addonv1alpha1.ManagedClusterAddOn) AgentAvailabili
 	return AgentAvailability{Since: &since, Reason: fmt.Sprintf("Available is %s (%s)", c.Status, c.Reason)}
 }
 
-// GetAgentAvailability reads the availability of cluster's agent through c.
+// GetAgentAvailability reads the availability of cluster's agent through c. It lists the
+// cluster namespace's addon without a deep copy rather than getting a copy of it: the
+// aggregation reads every cluster's on each rebuild of a report, and the copies were a
+// tenth of the manager's CPU under a churn of status changes (docs/benchmarks.md).
+// AgentAvailabilityOf only reads the object and returns values.
 func GetAgentAvailability(ctx context.Context, c client.Reader, cluster string) (AgentAvailability, error) {
-	mca, err := GetAgentAddOn(ctx, c, cluster)
-	if err != nil {
-		return AgentAvailability{}, err
+	addons := &addonv1alpha1.ManagedClusterAddOnList{}
+	if err := c.List(ctx, addons, client.InNamespace(cluster), client.UnsafeDisableDeepCopy); err != nil {
+		return AgentAvailability{}, fmt.Errorf("listing ManagedClusterAddOns in %s: %w", cluster, err)
 	}
-	return AgentAvailabilityOf(mca), nil
+	for i := range addons.Items {
+		if addons.Items[i].Name == apps.AddonName {
+			return AgentAvailabilityOf(&addons.Items[i]), nil
+		}
+	}
+	return AgentAvailabilityOf(nil), nil
 }
 
 // GetAgentAddOn reads cluster's argocd-pull ManagedClusterAddOn; nil when the addon is
