@@ -45,10 +45,17 @@ import (
 // ControllerName names the controller in logs and metrics.
 const ControllerName = "aggregation"
 
+// maxConcurrentReconciles: the queue coalesces the changes of an ApplicationSet while it
+// waits, and the workers rebuild different ApplicationSets' reports at once. One worker
+// served ten ApplicationSets of a thousand clusters in turn, and a change waited for the
+// others' rebuilds (freshness p99 2.9 s in the scale benchmark); ten, when every change
+// rewrote a whole report of hundreds of KiB, wrote more of them and fanned in slower
+// (docs/benchmarks.md). Reports are small now and written only when what needs attention
+// changes.
+const maxConcurrentReconciles = 4
+
 // reconciler keeps one MulticlusterApplicationSetReport per ApplicationSet with pulled
-// or hub-rendered Applications. It runs one worker: the queue then coalesces the changes
-// of an ApplicationSet while the others are written (with 10 workers the scale benchmark
-// wrote more reports per change and fanned in slower, docs/benchmarks.md).
+// or hub-rendered Applications.
 type reconciler struct {
 	// client reads from the manager's cache and writes to the API server.
 	client client.Client

@@ -78,7 +78,7 @@ func (r *reconciler) setupWithManager(mgr ctrl.Manager, hubRendered cache.Cache)
 			handler.TypedEnqueueRequestsFromMapFunc(owningApplicationSets(pulled)), hubConditionsChanged())).
 		WatchesRawSource(source.Kind(hubRendered, &workv1.ManifestWork{},
 			handler.TypedEnqueueRequestsFromMapFunc(r.mapHubRenderedWorkToApplicationSets), hubRenderedWorkChanged())).
-		WithOptions(controller.Options{MaxConcurrentReconciles: 1}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: maxConcurrentReconciles}).
 		Complete(r)
 	if err != nil {
 		return fmt.Errorf("creating the %s controller: %w", ControllerName, err)
