@@ -55,6 +55,13 @@ func desiredReport(app *argov1alpha1.Application, tree *argov1alpha1.Application
 	}
 }
 
+// DesiredReport is the report the agent wants on the hub for app, a pulled Application on
+// cluster clusterName, owned by owner as AddonOwnerReference makes it, without a resource
+// tree; ObservedAt is left for the write to set. Benchmarks build their reports with it.
+func DesiredReport(app *argov1alpha1.Application, clusterName string, owner metav1.OwnerReference) *appsv1alpha1.ApplicationStatusReport {
+	return desiredReport(app, nil, clusterName, owner)
+}
+
 // sameContent says whether current already says what desired says: the agent's labels,
 // owner, source and status, ignoring ObservedAt (the time of the last write).
 func sameContent(current, desired *appsv1alpha1.ApplicationStatusReport) bool {
