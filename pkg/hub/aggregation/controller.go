@@ -45,14 +45,15 @@ import (
 // ControllerName names the controller in logs and metrics.
 const ControllerName = "aggregation"
 
-// maxConcurrentReconciles: the queue coalesces the changes of an ApplicationSet while it
-// waits, and the workers rebuild different ApplicationSets' reports at once. One worker
-// served ten ApplicationSets of a thousand clusters in turn, and a change waited for the
-// others' rebuilds (freshness p99 2.9 s in the scale benchmark); ten, when every change
-// rewrote a whole report of hundreds of KiB, wrote more of them and fanned in slower
-// (docs/benchmarks.md). Reports are small now and written only when what needs attention
-// changes.
-const maxConcurrentReconciles = 4
+// maxConcurrentReconciles: one worker. The queue coalesces the changes of an
+// ApplicationSet while the others are rebuilt, and every rebuild reads all its clusters:
+// with more workers each ApplicationSet is rebuilt sooner after its last rebuild, for
+// fewer changes, and the rebuilds cost more than they save. Measured at a thousand
+// clusters (docs/benchmarks.md): ten workers, when every change rewrote a whole report,
+// wrote more reports and fanned in slower; four, with small reports, doubled the
+// manager's CPU while the fleet's reports arrived (fan-in 4m24s instead of 2m30s,
+// propagation 108/s instead of 187/s) and left freshness under churn where it was.
+const maxConcurrentReconciles = 1
 
 // reconciler keeps one MulticlusterApplicationSetReport per ApplicationSet with pulled
 // or hub-rendered Applications.
