@@ -47,6 +47,22 @@ func setSync(status argov1alpha1.SyncStatusCode) func(*argov1alpha1.Application)
 	}
 }
 
+// writeThenSomeoneElse has the controller write the Application (from cached, with a new
+// tracker) and someone else write it after; it returns the tracker and the re-read
+// counter, which has not been used yet.
+func writeThenSomeoneElse(ctx context.Context, cached *argov1alpha1.Application) (*ownwrites.Tracker[*argov1alpha1.Application], *countingReader) {
+	GinkgoHelper()
+	tracker := &ownwrites.Tracker[*argov1alpha1.Application]{}
+	reader := &countingReader{Reader: k8s}
+	_, _, err := pullmodel.PatchApplication(ctx, k8s, reader, tracker, cached, setHealth(health.HealthStatusProgressing))
+	Expect(err).NotTo(HaveOccurred())
+	other := getApp(ctx, Default, cached)
+	other.Annotations = map[string]string{"example.com/someone": "else"}
+	Expect(k8s.Update(ctx, other)).To(Succeed())
+	Expect(reader.gets).To(BeZero())
+	return tracker, reader
+}
+
 // Two writes of the same change (the work agent's feedback, then the agent's report)
 // reach the application status controller before its cache has seen the first.
 var _ = Describe("Writing a hub Application on the controller's own last write", func() {
@@ -97,18 +113,11 @@ var _ = Describe("Writing a hub Application on the controller's own last write",
 	})
 
 	It("lets someone else's write win: the cache's newer version is built on, nothing of it lost", func(ctx context.Context) {
-		var tracker ownwrites.Tracker[*argov1alpha1.Application]
-		reader := &countingReader{Reader: k8s}
-		_, _, err := pullmodel.PatchApplication(ctx, k8s, reader, &tracker, stale, setHealth(health.HealthStatusProgressing))
-		Expect(err).NotTo(HaveOccurred())
-
-		// Someone else writes after the controller; the cache (here: a fresh read) shows it.
-		other := getApp(ctx, Default, app)
-		other.Annotations = map[string]string{"example.com/someone": "else"}
-		Expect(k8s.Update(ctx, other)).To(Succeed())
+		tracker, reader := writeThenSomeoneElse(ctx, stale)
+		// The cache (here: a fresh read) shows the other write.
 		cached := getApp(ctx, Default, app)
 
-		_, _, err = pullmodel.PatchApplication(ctx, k8s, reader, &tracker, cached, setSync(argov1alpha1.SyncStatusCodeSynced))
+		_, _, err := pullmodel.PatchApplication(ctx, k8s, reader, tracker, cached, setSync(argov1alpha1.SyncStatusCodeSynced))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(reader.gets).To(BeZero())
 		got := getApp(ctx, Default, app)
@@ -118,17 +127,11 @@ var _ = Describe("Writing a hub Application on the controller's own last write",
 	})
 
 	It("does not build on its own write once someone else wrote, even if the cache still lags: the conflict re-reads", func(ctx context.Context) {
-		var tracker ownwrites.Tracker[*argov1alpha1.Application]
-		reader := &countingReader{Reader: k8s}
-		_, _, err := pullmodel.PatchApplication(ctx, k8s, reader, &tracker, stale, setHealth(health.HealthStatusProgressing))
-		Expect(err).NotTo(HaveOccurred())
-		other := getApp(ctx, Default, app)
-		other.Annotations = map[string]string{"example.com/someone": "else"}
-		Expect(k8s.Update(ctx, other)).To(Succeed())
+		tracker, reader := writeThenSomeoneElse(ctx, stale)
 
 		// The cache has seen neither write: the controller's copy is one version behind
 		// the server, so the optimistic lock refuses it and the re-read wins.
-		_, _, err = pullmodel.PatchApplication(ctx, k8s, reader, &tracker, stale, setSync(argov1alpha1.SyncStatusCodeSynced))
+		_, _, err := pullmodel.PatchApplication(ctx, k8s, reader, tracker, stale, setSync(argov1alpha1.SyncStatusCodeSynced))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(reader.gets).To(Equal(1))
 		got := getApp(ctx, Default, app)
