@@ -55,16 +55,22 @@ func (r *reconciler) setupWithManager(mgr ctrl.Manager, argo cluster.Cluster) er
 
 // storedApplicationChanged passes the updates of a hub Application that change what this
 // controller reads. Its cached copy holds exactly that (TrimStoredApplication), so two
-// versions that differ in nothing but their resourceVersion differ in nothing it reads:
-// the application status controller's mirror of every status change of the spoke is
-// not propagation's business.
+// versions that differ in nothing but their resourceVersion and generation differ in
+// nothing it reads: the application status controller's mirror of every status change of
+// the spoke is not propagation's business. The generation moves with that mirror too:
+// Argo CD's Application CRD has no status subresource, so the API server counts a status
+// write as a change of the object.
 func storedApplicationChanged() predicate.Funcs {
 	return pullmodel.UpdatesWhere(func(oldApp, newApp *unstructured.Unstructured) bool {
-		return !equalExceptResourceVersion(oldApp.Object, newApp.Object)
+		return !equalExceptVersions(oldApp.Object, newApp.Object)
 	})
 }
 
-func equalExceptResourceVersion(a, b map[string]any) bool {
+// versionFields are the metadata fields the API server moves on every write, which
+// propagation never reads.
+var versionFields = []string{"resourceVersion", "generation"}
+
+func equalExceptVersions(a, b map[string]any) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -78,8 +84,10 @@ func equalExceptResourceVersion(a, b map[string]any) bool {
 			bm, bok := bv.(map[string]any)
 			if aok && bok {
 				am, bm = maps.Clone(am), maps.Clone(bm)
-				delete(am, "resourceVersion")
-				delete(bm, "resourceVersion")
+				for _, f := range versionFields {
+					delete(am, f)
+					delete(bm, f)
+				}
 				av, bv = am, bm
 			}
 		}

@@ -18,7 +18,7 @@ func storedApp(t *testing.T, change func(map[string]any)) *unstructured.Unstruct
 	t.Helper()
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
-		"metadata": map[string]any{"name": "guestbook", "namespace": "argocd", "resourceVersion": "1",
+		"metadata": map[string]any{"name": "guestbook", "namespace": "argocd", "resourceVersion": "1", "generation": int64(7),
 			"labels": map[string]any{"apps.open-cluster-management.io/pull-to-ocm-managed-cluster": "true"}},
 		"spec": map[string]any{"project": "default", "source": map[string]any{"repoURL": "https://example.com/repo.git", "targetRevision": "v1"}},
 		"status": map[string]any{
@@ -46,8 +46,9 @@ func TestStoredApplicationChanged(t *testing.T) {
 		change func(map[string]any)
 		want   bool
 	}{
-		{name: "only the resourceVersion (the mirror of a spoke status change)", change: func(o map[string]any) {
+		{name: "only the resourceVersion and generation (the mirror of a spoke status change)", change: func(o map[string]any) {
 			o["metadata"].(map[string]any)["resourceVersion"] = "2"
+			o["metadata"].(map[string]any)["generation"] = int64(8)
 			status(o)["health"] = map[string]any{"status": "Progressing"}
 			status(o)["sync"] = map[string]any{"status": "OutOfSync", "revision": "def"}
 			status(o)["resources"] = []any{}

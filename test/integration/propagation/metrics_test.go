@@ -4,10 +4,16 @@ import (
 	"context"
 	"time"
 
+	"github.com/argoproj/gitops-engine/pkg/health"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	workv1 "open-cluster-management.io/api/work/v1"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/propagation"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
 
@@ -19,6 +25,24 @@ func gatherMetrics() framework.Metrics {
 	m, err := framework.GatherMetrics()
 	Expect(err).NotTo(HaveOccurred())
 	return m
+}
+
+// reconciles is how many times the propagation controller has reconciled.
+func reconciles() float64 {
+	return gatherMetrics().Value("controller_runtime_reconcile_total", "controller", propagation.ControllerName)
+}
+
+// settledReconciles waits until the controller has stopped reconciling for a moment and
+// returns its count.
+func settledReconciles() float64 {
+	GinkgoHelper()
+	var n float64
+	Eventually(func() bool {
+		n = reconciles()
+		time.Sleep(700 * time.Millisecond)
+		return reconciles() == n
+	}).Should(BeTrue())
+	return n
 }
 
 // latencyCount is how many Application changes the propagation latency has timed.
@@ -52,5 +76,39 @@ var _ = Describe("Propagation metrics", func() {
 		Consistently(latencyCount, "1s", "100ms").Should(Equal(before + 2))
 		GinkgoWriter.Printf("propagation latency: %.1f ms on average over the 2 changes timed\n",
 			(gatherMetrics().HistogramSum(propagationLatency)-sumBefore)/2*1000)
+	})
+
+	It("reconciles on what it reads, not on the spoke's status mirrored onto the Application or its ManifestWork", func(ctx context.Context) {
+		c := newCluster(ctx, nil)
+		app := createApp(ctx, hubApp("quiet").Cluster(c).Build())
+		w := expectOnlyWork(ctx, app, c, workName(app))
+		base := settledReconciles()
+
+		By("the application status controller's mirror of two status changes (the API server moves the generation too)")
+		for _, status := range []health.HealthStatusCode{health.HealthStatusProgressing, health.HealthStatusHealthy} {
+			got := getApp(ctx, app)
+			generation := got.Generation
+			got.Status.Health.Status = status
+			got.Status.Sync.Status = "Synced"
+			Expect(k8s.Update(ctx, got)).To(Succeed())
+			Expect(getApp(ctx, app).Generation).To(BeNumerically(">", generation),
+				"Argo CD's Application CRD has no status subresource: a status write moves the generation")
+		}
+		By("the work agent's status update of the ManifestWork, acknowledging no request")
+		Eventually(func(g Gomega) {
+			cur := &workv1.ManifestWork{}
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(w), cur)).To(Succeed())
+			meta.SetStatusCondition(&cur.Status.Conditions, metav1.Condition{Type: workv1.WorkApplied, Status: metav1.ConditionTrue,
+				Reason: "AppliedManifestWorkComplete", Message: "Apply manifest work complete"})
+			g.Expect(k8s.Status().Update(ctx, cur)).To(Succeed())
+		}).Should(Succeed())
+		Consistently(reconciles, "2s", "100ms").Should(Equal(base))
+
+		By("a change of what it reads (the spec) is reconciled")
+		got := getApp(ctx, app)
+		got.Spec.Source.TargetRevision = "v4"
+		Expect(k8s.Update(ctx, got)).To(Succeed())
+		expectWorkAt(ctx, client.ObjectKeyFromObject(w), "v4")
+		Expect(reconciles()).To(BeNumerically(">", base))
 	})
 })
