@@ -24,7 +24,8 @@ import (
 const MaxChain = 32
 
 // Tracker remembers a controller's last write of each object until the cache has seen it.
-// The zero value is ready to use and safe for concurrent use.
+// The zero value is ready to use and safe for concurrent use; a nil Tracker remembers
+// nothing (Current returns the cache's copy).
 type Tracker[T client.Object] struct {
 	mu      sync.Mutex
 	objects map[types.NamespacedName]ownWrite[T]
@@ -38,12 +39,18 @@ type ownWrite[T client.Object] struct {
 	object T
 }
 
+// ahead tells whether the controller's last write is newer than seen, a version of the
+// object the controller's own chain of writes started from or passed through.
+func (w ownWrite[T]) ahead(seen client.Object) bool {
+	return seen.GetResourceVersion() != w.object.GetResourceVersion() && slices.Contains(w.chain, seen.GetResourceVersion())
+}
+
 // Current is the copy of the object to build on: a copy of the controller's own last
 // write when cached shows an older version of the controller's own chain of writes (under
 // load the cache can lag several writes), else cached. cached may be nil (not in the
 // cache).
 func (t *Tracker[T]) Current(cached T) T {
-	if isNil(cached) {
+	if t == nil || isNil(cached) {
 		return cached
 	}
 	key := client.ObjectKeyFromObject(cached)
@@ -53,7 +60,7 @@ func (t *Tracker[T]) Current(cached T) T {
 	if !ok {
 		return cached
 	}
-	if cached.GetResourceVersion() != last.object.GetResourceVersion() && slices.Contains(last.chain, cached.GetResourceVersion()) {
+	if last.ahead(cached) {
 		return deepCopy(last.object)
 	}
 	// The cache has caught up, or someone else wrote: nothing to remember any more.
@@ -64,6 +71,9 @@ func (t *Tracker[T]) Current(cached T) T {
 // Wrote records the controller's write of the object from resourceVersion base to
 // written (as the API server answered it; the tracker keeps its own copy).
 func (t *Tracker[T]) Wrote(base string, written T) {
+	if t == nil {
+		return
+	}
 	key := client.ObjectKeyFromObject(written)
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -91,7 +101,7 @@ func (t *Tracker[T]) Observed(obj client.Object) {
 	if !ok {
 		return
 	}
-	if obj.GetResourceVersion() != last.object.GetResourceVersion() && slices.Contains(last.chain, obj.GetResourceVersion()) {
+	if last.ahead(obj) {
 		return
 	}
 	delete(t.objects, key)
@@ -99,6 +109,9 @@ func (t *Tracker[T]) Observed(obj client.Object) {
 
 // Forget drops what is remembered of the object key: it was deleted, or a write failed.
 func (t *Tracker[T]) Forget(key types.NamespacedName) {
+	if t == nil {
+		return
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	delete(t.objects, key)

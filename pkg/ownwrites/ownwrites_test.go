@@ -127,3 +127,12 @@ func TestForget(t *testing.T) {
 		t.Errorf("Current after Forget returned resourceVersion %q, want the cache's", got.ResourceVersion)
 	}
 }
+
+func TestNilTrackerRemembersNothing(t *testing.T) {
+	var tracker *Tracker[*corev1.ConfigMap]
+	tracker.Wrote("1", configMap("2", "mine"))
+	tracker.Forget(key)
+	if got := tracker.Current(configMap("1", "cached")); got.Data["v"] != "cached" {
+		t.Errorf("a nil tracker returned %q, want the cache's copy", got.Data["v"])
+	}
+}

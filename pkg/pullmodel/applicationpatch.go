@@ -31,7 +31,7 @@ func PatchApplication(ctx context.Context, c client.Client, reader client.Reader
 	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		before, written = nil, nil
 		app := cached
-		if attempt == 0 && writes != nil {
+		if attempt == 0 {
 			app = writes.Current(cached)
 		}
 		if attempt > 0 {
@@ -46,14 +46,10 @@ func PatchApplication(ctx context.Context, c client.Client, reader client.Reader
 			return nil
 		}
 		if err := c.Patch(ctx, updated, client.MergeFromWithOptions(app, client.MergeFromWithOptimisticLock{})); err != nil {
-			if writes != nil {
-				writes.Forget(key)
-			}
+			writes.Forget(key)
 			return err
 		}
-		if writes != nil {
-			writes.Wrote(app.ResourceVersion, updated)
-		}
+		writes.Wrote(app.ResourceVersion, updated)
 		before, written = app, updated
 		return nil
 	})
