@@ -116,7 +116,7 @@ func TestReportFor3000ClustersIsUnder1MiB(t *testing.T) {
 }
 
 func TestBoundLeavesOutEntriesOnlyAsALastResort(t *testing.T) {
-	in := build(fleet(40, 1))
+	in, _ := build(fleet(40, 1), nil)
 	// The last 10 entries are fine and are the first to go.
 	for i := 30; i < 40; i++ {
 		e := &in.ClusterConditions[i]

@@ -63,17 +63,28 @@ type reportKey struct {
 // of the reported and applied resources; the summary; all within limits (see Unlist and
 // Bound). It never changes in, whose objects may be the cache's own.
 func Build(in Inputs, limits Limits) appsv1alpha1.AppConditions {
-	return Bound(Unlist(build(in), limits.ListAllUpTo), limits)
+	out, _ := buildReusing(in, limits, nil)
+	return out
+}
+
+// buildReusing is Build taking from prev the pulled entries whose inputs did not change;
+// it also returns the memo of this build, for the next. The result shares lists with the
+// memo: a caller that hands it to something that writes into it (a client decoding the
+// API server's answer) hands over a deep copy.
+func buildReusing(in Inputs, limits Limits, prev entryMemo) (appsv1alpha1.AppConditions, entryMemo) {
+	built, next := build(in, prev)
+	return Bound(Unlist(built, limits.ListAllUpTo), limits), next
 }
 
 // build is Build without bounds.
-func build(in Inputs) appsv1alpha1.AppConditions {
+func build(in Inputs, prev entryMemo) (appsv1alpha1.AppConditions, entryMemo) {
 	reports := indexReports(in.Reports)
 	var (
-		entries   []appsv1alpha1.ClusterCondition
+		entries   = make([]appsv1alpha1.ClusterCondition, 0, len(in.Works)+len(in.Undelivered)+len(in.HubRendered))
 		resources = map[appsv1alpha1.ResourceRef]struct{}{}
 		// agentOmitted counts the resources the agents' reports left out (their own bound).
 		agentOmitted int32
+		next         = make(entryMemo, len(in.Works))
 	)
 	for i := range in.Works {
 		mw := &in.Works[i]
@@ -82,21 +93,23 @@ func build(in Inputs) appsv1alpha1.AppConditions {
 		if hubName == "" {
 			continue
 		}
-		report := reports[reportKey{cluster: mw.Namespace, hubNamespace: hubNamespace, hubName: hubName}]
+		key := reportKey{cluster: mw.Namespace, hubNamespace: hubNamespace, hubName: hubName}
+		report := reports[key]
 		agent, ok := in.Agents[mw.Namespace]
 		if !ok {
 			agent = pullmodel.AgentAvailabilityOf(nil)
 		}
 		hubConditions := in.HubConditions[types.NamespacedName{Namespace: hubNamespace, Name: hubName}]
-		entries = append(entries, clusterEntry(in.ApplicationSet.Namespace, mw, report, agent, hubConditions))
-		if report != nil {
-			for _, r := range report.Status.Resources {
-				resources[resourceRef(r)] = struct{}{}
-			}
-			if t := report.Status.Truncation; t != nil {
-				agentOmitted += t.OmittedResources
-			}
+		m, ok := prev.reuse(key, mw, report, agent, hubConditions)
+		if !ok {
+			m = pulledEntry(in.ApplicationSet.Namespace, mw, report, agent, hubConditions)
 		}
+		next[key] = m
+		entries = append(entries, m.entry)
+		for _, r := range m.resources {
+			resources[r] = struct{}{}
+		}
+		agentOmitted += m.agentOmitted
 	}
 	for _, u := range in.Undelivered {
 		entries = append(entries, undeliveredEntry(in.ApplicationSet.Namespace, u))
@@ -120,7 +133,27 @@ func build(in Inputs) appsv1alpha1.AppConditions {
 		// Bound adds what it leaves out itself.
 		out.Truncation = &appsv1alpha1.ReportTruncation{AgentOmittedResources: agentOmitted}
 	}
-	return out
+	return out, next
+}
+
+// pulledEntry computes the entry of a pulled Application on one cluster with what the
+// report adds to statuses.resources, as a memo of its inputs.
+func pulledEntry(appSetNamespace string, mw *workv1.ManifestWork, rep *appsv1alpha1.ApplicationStatusReport,
+	agent pullmodel.AgentAvailability, hubConditions []argov1alpha1.ApplicationCondition) memoizedEntry {
+	var (
+		refs    []appsv1alpha1.ResourceRef
+		omitted int32
+	)
+	if rep != nil {
+		refs = make([]appsv1alpha1.ResourceRef, 0, len(rep.Status.Resources))
+		for _, r := range rep.Status.Resources {
+			refs = append(refs, resourceRef(r))
+		}
+		if t := rep.Status.Truncation; t != nil {
+			omitted = t.OmittedResources
+		}
+	}
+	return memoize(mw, rep, agent, hubConditions, clusterEntry(appSetNamespace, mw, rep, agent, hubConditions), refs, omitted)
 }
 
 // indexReports keys the reports by cluster and hub Application. The cluster is the

@@ -66,6 +66,10 @@ type reconciler struct {
 	// for a moment after each write: building on it spares the API server an update with
 	// an outdated resourceVersion (a full decode of the report, then a conflict).
 	written ownwrites.Tracker[*appsv1alpha1.MulticlusterApplicationSetReport]
+	// entries are the pulled entries of each ApplicationSet's last rebuild (entryMemo).
+	entries entryMemos
+	// agents are the clusters' agent availabilities as the watch last saw them.
+	agents agentAvailabilities
 	// hubRenderedWorks reads the hub-rendered ManifestWorks: the controller's own cache,
 	// see newHubRenderedCache.
 	hubRenderedWorks client.Reader
@@ -133,6 +137,7 @@ func (r *reconciler) reconcile(ctx context.Context, req ctrl.Request) (result st
 	}
 	current = r.written.Current(current)
 	if appSet == nil || !appSet.DeletionTimestamp.IsZero() {
+		r.entries.forget(req.NamespacedName)
 		return r.deleteReport(ctx, current)
 	}
 
@@ -142,10 +147,16 @@ func (r *reconciler) reconcile(ctx context.Context, req ctrl.Request) (result st
 	}
 	if len(in.Works) == 0 && len(in.HubRendered) == 0 && len(in.Undelivered) == 0 && current == nil {
 		log.V(4).Info("ApplicationSet has no pulled or hub-rendered Applications; no report")
+		r.entries.forget(req.NamespacedName)
 		return resultNone, nil
 	}
-	desired := Desired(appSet, in, r.limits)
+	statuses, memo := buildReusing(in, r.limits, r.entries.get(req.NamespacedName))
+	r.entries.put(req.NamespacedName, memo)
+	desired := desiredReport(appSet, statuses)
 	if current == nil {
+		// The client decodes the API server's answer into what it sends: a copy, so the
+		// answer never lands in the memo's entries.
+		desired = desired.DeepCopy()
 		if err := r.client.Create(ctx, desired); err != nil {
 			return resultNone, fmt.Errorf("creating MulticlusterApplicationSetReport %s: %w", req, err)
 		}
@@ -203,7 +214,7 @@ func (r *reconciler) inputs(ctx context.Context, key types.NamespacedName) (Inpu
 		if _, ok := in.Agents[cluster]; ok {
 			continue
 		}
-		agent, err := pullmodel.GetAgentAvailability(ctx, r.client, cluster)
+		agent, err := r.agents.get(ctx, r.client, cluster)
 		if err != nil {
 			return in, err
 		}

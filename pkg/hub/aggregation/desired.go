@@ -12,6 +12,11 @@ import (
 // Desired is the report of the ApplicationSet appSet built from in: its name, namespace,
 // label and owner reference, and its statuses within limits.
 func Desired(appSet *metav1.PartialObjectMetadata, in Inputs, limits Limits) *appsv1alpha1.MulticlusterApplicationSetReport {
+	return desiredReport(appSet, Build(in, limits))
+}
+
+// desiredReport is the report of appSet with statuses.
+func desiredReport(appSet *metav1.PartialObjectMetadata, statuses appsv1alpha1.AppConditions) *appsv1alpha1.MulticlusterApplicationSetReport {
 	return &appsv1alpha1.MulticlusterApplicationSetReport{
 		TypeMeta: metav1.TypeMeta{APIVersion: appsv1alpha1.GroupVersion.String(), Kind: "MulticlusterApplicationSetReport"},
 		ObjectMeta: metav1.ObjectMeta{
@@ -25,7 +30,7 @@ func Desired(appSet *metav1.PartialObjectMetadata, in Inputs, limits Limits) *ap
 			// ApplicationSet controller does not manage the report.
 			OwnerReferences: []metav1.OwnerReference{ownerReference(appSet)},
 		},
-		Statuses: Build(in, limits),
+		Statuses: statuses,
 	}
 }
 
@@ -42,7 +47,9 @@ func ownerReference(appSet *metav1.PartialObjectMetadata) metav1.OwnerReference 
 func mergeInto(current, desired *appsv1alpha1.MulticlusterApplicationSetReport) bool {
 	changed := false
 	if !equality.Semantic.DeepEqual(current.Statuses, desired.Statuses) {
-		current.Statuses = desired.Statuses
+		// A copy: current is written, and the client decodes the answer into it, while
+		// desired's lists may be the memo's (buildReusing).
+		current.Statuses = *desired.Statuses.DeepCopy()
 		changed = true
 	}
 	for k, v := range desired.Labels {

@@ -67,7 +67,8 @@ func (r *reconciler) setupWithManager(mgr ctrl.Manager, hubRendered cache.Cache)
 		// Report changes are timed from here to the report write (reportFreshness).
 		Watches(&appsv1alpha1.ApplicationStatusReport{}, handler.EnqueueRequestsFromMapFunc(r.reportArrivals.MapFunc(mapReportToApplicationSet)),
 			builder.WithPredicates(pullmodel.ReportChangedPredicate())).
-		Watches(&addonv1alpha1.ManagedClusterAddOn{}, handler.EnqueueRequestsFromMapFunc(r.mapAddonToApplicationSets),
+		Watches(&addonv1alpha1.ManagedClusterAddOn{},
+			recordingAvailability(&r.agents, handler.EnqueueRequestsFromMapFunc(r.mapAddonToApplicationSets)),
 			builder.WithPredicates(pullmodel.AgentAvailabilityPredicate())).
 		// Hub-rendered delivery: the hub Applications (the manager's cache holds them all
 		// already) and their ManifestWorks (the controller's own cache).
