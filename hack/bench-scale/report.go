@@ -84,6 +84,10 @@ func printRun(w io.Writer, r *runResult, run, runs int) {
 	if p, ok := r.phases[slowChurnPhase]; ok {
 		fmt.Fprintf(w, ", %.1f ms at %.1f/s", 1000*apiCPUPerChange(p, r.slow.changes), r.slow.rate)
 	}
+	fmt.Fprintf(w, "; above its idle CPU: %.1f ms", 1000*r.apiCPUPerChangeAboveIdle("churn", r.changes))
+	if _, ok := r.phases[slowChurnPhase]; ok {
+		fmt.Fprintf(w, ", %.1f ms", 1000*r.apiCPUPerChangeAboveIdle(slowChurnPhase, r.slow.changes))
+	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "manager writes per status change: %.2f; writes while idle: %.0f\n", r.writesPerChange, r.phases["idle"].managerWrites)
 	fmt.Fprintf(w, "deepest manager workqueues during churn: %s\n", depths(r.phases["churn"].maxQueueDepth))
@@ -159,6 +163,7 @@ func figures() []figure {
 		{"freshness p99", dur(func(r *runResult) time.Duration { return r.freshP99 }), seconds},
 		{"freshness max", dur(func(r *runResult) time.Duration { return r.freshMax }), seconds},
 		{"hub API server CPU ms per status change (churn)", func(r *runResult) float64 { return 1000 * apiCPUPerChange(r.phases["churn"], r.changes) }, num("%.1f")},
+		{"  of which above its idle CPU", func(r *runResult) float64 { return 1000 * r.apiCPUPerChangeAboveIdle("churn", r.changes) }, num("%.1f")},
 		{"slow churn changes/s achieved", func(r *runResult) float64 { return r.slow.rate }, num("%.1f")},
 		{"slow churn freshness p50", dur(func(r *runResult) time.Duration { return r.slow.freshP50 }), seconds},
 		{"slow churn freshness p99", dur(func(r *runResult) time.Duration { return r.slow.freshP99 }), seconds},
@@ -166,6 +171,7 @@ func figures() []figure {
 		{"hub API server CPU ms per status change (slow churn)", func(r *runResult) float64 {
 			return 1000 * apiCPUPerChange(r.phases[slowChurnPhase], r.slow.changes)
 		}, num("%.1f")},
+		{"  of which above its idle CPU", func(r *runResult) float64 { return 1000 * r.apiCPUPerChangeAboveIdle(slowChurnPhase, r.slow.changes) }, num("%.1f")},
 		{"hub Application status p50 (report → Application)", dur(func(r *runResult) time.Duration { return r.appP50 }), seconds},
 		{"hub Application status p99", dur(func(r *runResult) time.Duration { return r.appP99 }), seconds},
 		{"churn changes", func(r *runResult) float64 { return float64(r.changes) }, num("%.0f")},

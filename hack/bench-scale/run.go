@@ -204,6 +204,19 @@ func apiCPUPerChange(p phaseStats, changes int) float64 {
 	return p.apiserverCPU / float64(changes)
 }
 
+// apiCPUPerChangeAboveIdle is apiCPUPerChange without what the API server spends with
+// nothing changing (its CPU rate in the idle phase over the phase's duration): the part
+// the changes cost. At 5 changes/s the idle share alone is several ms per change, and it
+// moves between runs with nothing of ours changed (docs/benchmarks.md).
+func (r *runResult) apiCPUPerChangeAboveIdle(phase string, changes int) float64 {
+	p, idle := r.phases[phase], r.phases["idle"]
+	if changes == 0 || idle.duration <= 0 {
+		return 0
+	}
+	above := p.apiserverCPU - idle.apiserverCPU/idle.duration.Seconds()*p.duration.Seconds()
+	return max(above, 0) / float64(changes)
+}
+
 func (r *runResult) add(p phaseStats) {
 	r.phases[p.name] = p
 	r.order = append(r.order, p.name)

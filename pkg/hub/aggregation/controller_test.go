@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
@@ -73,7 +74,9 @@ func TestReconcileWritesOnlyOnChange(t *testing.T) {
 	mca := &addonv1alpha1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Namespace: "c1", Name: apps.AddonName}}
 	var writes atomic.Int32
 	c := newFakeClient(t, &writes, appSet, &mw, &rep, mca)
-	r := &reconciler{client: c, limits: DefaultLimits, hubRenderedWorks: c}
+	// Each reconcile a minute after the last, so no write is held back by the pacing: an
+	// unchanged report must be left alone because it is unchanged.
+	r := &reconciler{client: c, limits: DefaultLimits, hubRenderedWorks: c, clock: steppingClock(time.Minute)}
 	req := ctrl.Request{NamespacedName: guestbook}
 	ctx := context.Background()
 
@@ -190,7 +193,8 @@ func TestReconcileBuildsOnItsOwnWriteWhileTheCacheLags(t *testing.T) {
 	// the API server does.
 	api := newFakeClient(t, &writes, appSet, &mw, mca)
 	cache := &laggingCache{Client: api}
-	r := &reconciler{client: cache, limits: DefaultLimits, hubRenderedWorks: cache}
+	// Each reconcile a minute after the last: no write waits for the pacing.
+	r := &reconciler{client: cache, limits: DefaultLimits, hubRenderedWorks: cache, clock: steppingClock(time.Minute)}
 	req := ctrl.Request{NamespacedName: guestbook}
 	ctx := context.Background()
 	setHealth := func(health string) {
@@ -262,5 +266,106 @@ func TestReconcileBuildsOnItsOwnWriteWhileTheCacheLags(t *testing.T) {
 	}
 	if stored.Labels["example.com/team"] != "a" || stored.Statuses.Summary.Healthy != "1" {
 		t.Errorf("report after another writer's label: labels %v, healthy %s", stored.Labels, stored.Statuses.Summary.Healthy)
+	}
+}
+
+// steppingClock is a clock that moves by step at every reading.
+func steppingClock(step time.Duration) func() time.Time {
+	now := t0.Time
+	return func() time.Time {
+		now = now.Add(step)
+		return now
+	}
+}
+
+// TestReconcilePacesWritesBySize checks that after a report write the next is made only
+// after its size at reportBytesPerSecond, with the reconcile queued for then, and that
+// nothing is lost meanwhile.
+func TestReconcilePacesWritesBySize(t *testing.T) {
+	appSet := &argov1alpha1.ApplicationSet{ObjectMeta: metav1.ObjectMeta{Name: "guestbook", Namespace: appSetNamespace, UID: "appset-uid"}}
+	mw := newWork("c1", "c1-guestbook").feedback("Progressing", "Synced", "r1", "Running", "2026-11-01T10:00:00Z").obj()
+	mca := &addonv1alpha1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Namespace: "c1", Name: apps.AddonName}}
+	var writes atomic.Int32
+	c := newFakeClient(t, &writes, appSet, &mw, mca)
+	now := t0.Time
+	r := &reconciler{client: c, limits: DefaultLimits, hubRenderedWorks: c, clock: func() time.Time { return now }}
+	req := ctrl.Request{NamespacedName: guestbook}
+	ctx := context.Background()
+	reconcile := func() ctrl.Result {
+		t.Helper()
+		res, err := r.Reconcile(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	health := func() string {
+		t.Helper()
+		report := &appsv1alpha1.MulticlusterApplicationSetReport{}
+		if err := c.Get(ctx, guestbook, report); err != nil {
+			t.Fatal(err)
+		}
+		return report.Statuses.Summary.Healthy
+	}
+
+	if res := reconcile(); res.RequeueAfter != 0 || writes.Load() != 1 {
+		t.Fatalf("creating the report: %d writes, requeue after %v; want 1 write, no requeue", writes.Load(), res.RequeueAfter)
+	}
+	report := &appsv1alpha1.MulticlusterApplicationSetReport{}
+	if err := c.Get(ctx, guestbook, report); err != nil {
+		t.Fatal(err)
+	}
+	pause := time.Duration(float64(jsonSize(report.Statuses)) / reportBytesPerSecond * float64(time.Second))
+
+	// The Application becomes healthy at once: the write waits for the pause.
+	current := &workv1.ManifestWork{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(&mw), current); err != nil {
+		t.Fatal(err)
+	}
+	current.Status = newWork("c1", "c1-guestbook").feedback("Healthy", "Synced", "r1", "Succeeded", "2026-11-01T10:00:00Z").w.Status
+	if err := c.Update(ctx, current); err != nil {
+		t.Fatal(err)
+	}
+	writes.Store(0)
+	if res := reconcile(); res.RequeueAfter != pause || writes.Load() != 0 {
+		t.Errorf("right after the first write: %d writes, requeue after %v; want none, requeue after %v", writes.Load(), res.RequeueAfter, pause)
+	}
+	now = now.Add(pause / 2)
+	if res := reconcile(); res.RequeueAfter != pause-pause/2 || writes.Load() != 0 {
+		t.Errorf("halfway: %d writes, requeue after %v; want none, requeue after %v", writes.Load(), res.RequeueAfter, pause-pause/2)
+	}
+	if h := health(); h != "0" {
+		t.Errorf("healthy %s while the write waits, want the first write's 0", h)
+	}
+	now = now.Add(pause - pause/2)
+	if res := reconcile(); res.RequeueAfter != 0 || writes.Load() != 1 {
+		t.Errorf("after the pause: %d writes, requeue after %v; want 1 write, no requeue", writes.Load(), res.RequeueAfter)
+	}
+	if h := health(); h != "1" {
+		t.Errorf("healthy %s after the pause, want 1", h)
+	}
+}
+
+// TestWritePacingAddsUpAcrossReports checks that the pause follows every report written,
+// whichever ApplicationSet's: two writes at once make the next wait for both.
+func TestWritePacingAddsUpAcrossReports(t *testing.T) {
+	var p writePacing
+	now := t0.Time
+	if w := p.wait(now); w != 0 {
+		t.Fatalf("before any write: wait %v, want 0", w)
+	}
+	p.wrote(now, reportBytesPerSecond/4)
+	p.wrote(now, reportBytesPerSecond/4)
+	if w := p.wait(now); w != 500*time.Millisecond {
+		t.Errorf("after two writes of a quarter second each: wait %v, want 500ms", w)
+	}
+	if w := p.wait(now.Add(400 * time.Millisecond)); w != 100*time.Millisecond {
+		t.Errorf("400ms later: wait %v, want 100ms", w)
+	}
+	// A write long after the last starts from its own time, not from the old turn.
+	later := now.Add(time.Minute)
+	p.wrote(later, reportBytesPerSecond/8)
+	if w := p.wait(later); w != 125*time.Millisecond {
+		t.Errorf("after a write a minute later: wait %v, want 125ms", w)
 	}
 }

@@ -15,6 +15,9 @@ const (
 	resultDeleted = "deleted"
 	// resultSkipped: the report built equals the stored one, so nothing was written.
 	resultSkipped = "skipped"
+	// resultPaced: reports were written moments ago; the reconcile runs again when the
+	// next write may be made (writePacing).
+	resultPaced = "paced"
 	// resultNone: the ApplicationSet has no pulled or hub-rendered Application and no
 	// report; not counted.
 	resultNone = ""
@@ -31,14 +34,15 @@ var (
 	reportWrites = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "argocd_pull_applicationset_reports_total",
 		Help: "Reconciles of an ApplicationSet's MulticlusterApplicationSetReport, by result: created, updated, deleted " +
-			"(the ApplicationSet is gone), skipped (the report built equals the stored one, nothing written).",
+			"(the ApplicationSet is gone), skipped (the report built equals the stored one, nothing written), paced (reports " +
+			"were written moments ago, the reconcile runs again when the next write may be made).",
 	}, []string{"result"})
 )
 
 func init() {
 	metrics.Registry.MustRegister(reportFreshness, reportWrites)
 	// Every series from the start, so a rate over them is defined before the first write.
-	for _, result := range []string{resultCreated, resultUpdated, resultDeleted, resultSkipped} {
+	for _, result := range []string{resultCreated, resultUpdated, resultDeleted, resultSkipped, resultPaced} {
 		reportWrites.WithLabelValues(result)
 	}
 }
