@@ -197,26 +197,8 @@ func TestReconcileBuildsOnItsOwnWriteWhileTheCacheLags(t *testing.T) {
 	r := &reconciler{client: cache, limits: DefaultLimits, hubRenderedWorks: cache, clock: steppingClock(time.Minute)}
 	req := ctrl.Request{NamespacedName: guestbook}
 	ctx := context.Background()
-	setHealth := func(health string) {
-		t.Helper()
-		current := &workv1.ManifestWork{}
-		if err := api.Get(ctx, client.ObjectKeyFromObject(&mw), current); err != nil {
-			t.Fatal(err)
-		}
-		current.Status = newWork("c1", "c1-guestbook").feedback(health, "Synced", "r1", "Succeeded", "2026-11-01T10:00:00Z").obj().Status
-		// The fake client has no status subresource for ManifestWorks: a plain update.
-		if err := api.Update(ctx, current); err != nil {
-			t.Fatal(err)
-		}
-	}
-	reportHealthy := func() string {
-		t.Helper()
-		stored := &appsv1alpha1.MulticlusterApplicationSetReport{}
-		if err := api.Get(ctx, guestbook, stored); err != nil {
-			t.Fatal(err)
-		}
-		return stored.Statuses.Summary.Healthy
-	}
+	setHealth := func(health string) { t.Helper(); setWorkHealth(t, api, client.ObjectKeyFromObject(&mw), health) }
+	reportHealthy := func() string { t.Helper(); return storedHealthy(t, api) }
 
 	if _, err := r.Reconcile(ctx, req); err != nil { // creates the report
 		t.Fatal(err)
@@ -299,15 +281,6 @@ func TestReconcilePacesWritesBySize(t *testing.T) {
 		}
 		return res
 	}
-	health := func() string {
-		t.Helper()
-		report := &appsv1alpha1.MulticlusterApplicationSetReport{}
-		if err := c.Get(ctx, guestbook, report); err != nil {
-			t.Fatal(err)
-		}
-		return report.Statuses.Summary.Healthy
-	}
-
 	if res := reconcile(); res.RequeueAfter != 0 || writes.Load() != 1 {
 		t.Fatalf("creating the report: %d writes, requeue after %v; want 1 write, no requeue", writes.Load(), res.RequeueAfter)
 	}
@@ -318,14 +291,7 @@ func TestReconcilePacesWritesBySize(t *testing.T) {
 	pause := time.Duration(float64(jsonSize(report.Statuses)) / reportBytesPerSecond * float64(time.Second))
 
 	// The Application becomes healthy at once: the write waits for the pause.
-	current := &workv1.ManifestWork{}
-	if err := c.Get(ctx, client.ObjectKeyFromObject(&mw), current); err != nil {
-		t.Fatal(err)
-	}
-	current.Status = newWork("c1", "c1-guestbook").feedback("Healthy", "Synced", "r1", "Succeeded", "2026-11-01T10:00:00Z").w.Status
-	if err := c.Update(ctx, current); err != nil {
-		t.Fatal(err)
-	}
+	setWorkHealth(t, c, client.ObjectKeyFromObject(&mw), "Healthy")
 	writes.Store(0)
 	if res := reconcile(); res.RequeueAfter != pause || writes.Load() != 0 {
 		t.Errorf("right after the first write: %d writes, requeue after %v; want none, requeue after %v", writes.Load(), res.RequeueAfter, pause)
@@ -334,14 +300,14 @@ func TestReconcilePacesWritesBySize(t *testing.T) {
 	if res := reconcile(); res.RequeueAfter != pause-pause/2 || writes.Load() != 0 {
 		t.Errorf("halfway: %d writes, requeue after %v; want none, requeue after %v", writes.Load(), res.RequeueAfter, pause-pause/2)
 	}
-	if h := health(); h != "0" {
+	if h := storedHealthy(t, c); h != "0" {
 		t.Errorf("healthy %s while the write waits, want the first write's 0", h)
 	}
 	now = now.Add(pause - pause/2)
 	if res := reconcile(); res.RequeueAfter != 0 || writes.Load() != 1 {
 		t.Errorf("after the pause: %d writes, requeue after %v; want 1 write, no requeue", writes.Load(), res.RequeueAfter)
 	}
-	if h := health(); h != "1" {
+	if h := storedHealthy(t, c); h != "1" {
 		t.Errorf("healthy %s after the pause, want 1", h)
 	}
 }
@@ -368,4 +334,30 @@ func TestWritePacingAddsUpAcrossReports(t *testing.T) {
 	if w := p.wait(later); w != 125*time.Millisecond {
 		t.Errorf("after a write a minute later: wait %v, want 125ms", w)
 	}
+}
+
+// setWorkHealth gives the ManifestWork key of the hub Application c1-guestbook the
+// feedback of a synced Application with health.
+func setWorkHealth(t *testing.T, c client.Client, key client.ObjectKey, health string) {
+	t.Helper()
+	ctx := context.Background()
+	current := &workv1.ManifestWork{}
+	if err := c.Get(ctx, key, current); err != nil {
+		t.Fatal(err)
+	}
+	current.Status = newWork("c1", "c1-guestbook").feedback(health, "Synced", "r1", "Succeeded", "2026-11-01T10:00:00Z").obj().Status
+	// The fake client has no status subresource for ManifestWorks: a plain update.
+	if err := c.Update(ctx, current); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// storedHealthy is the healthy count of the stored report of guestbook.
+func storedHealthy(t *testing.T, c client.Client) string {
+	t.Helper()
+	stored := &appsv1alpha1.MulticlusterApplicationSetReport{}
+	if err := c.Get(context.Background(), guestbook, stored); err != nil {
+		t.Fatal(err)
+	}
+	return stored.Statuses.Summary.Healthy
 }
