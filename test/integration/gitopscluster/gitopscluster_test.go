@@ -3,6 +3,8 @@ package gitopscluster_test
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -33,6 +35,13 @@ var seq atomic.Int32
 
 // unique returns prefix with a suffix no other spec uses: specs share one API server.
 func unique(prefix string) string { return fmt.Sprintf("%s-%d", prefix, seq.Add(1)) }
+
+// addedMessage is a successful GitOpsCluster's message for clusters, which it lists by
+// name in order: "cluster-10" before "cluster-9", whatever order unique gave them.
+func addedMessage(argoNamespace string, clusters ...string) string {
+	sorted := slices.Sorted(slices.Values(clusters))
+	return fmt.Sprintf("Added %d managed clusters [%s] to Argo CD namespace %s", len(sorted), strings.Join(sorted, " "), argoNamespace)
+}
 
 // --- fixtures ---
 
@@ -239,7 +248,7 @@ var _ = Describe("GitOpsCluster", func() {
 		key := client.ObjectKeyFromObject(gc)
 
 		got := expectPhase(ctx, key, appsv1beta1.PhaseSuccessful, appsv1beta1.ReasonReady)
-		Expect(got.Status.Message).To(Equal(fmt.Sprintf("Added 2 managed clusters [%s %s] to Argo CD namespace %s", c1, c2, argoNs)))
+		Expect(got.Status.Message).To(Equal(addedMessage(argoNs, c1, c2)))
 		Expect(got.Status.LastUpdateTime.IsZero()).To(BeFalse())
 		Expect(got.Finalizers).To(ContainElement(gitopscluster.Finalizer))
 		for _, typ := range []string{appsv1beta1.ConditionPlacementResolved, appsv1beta1.ConditionArgoNamespaceFound,
@@ -349,7 +358,7 @@ var _ = Describe("GitOpsCluster", func() {
 		// The phase was already successful: wait for the status that follows the deletion.
 		Eventually(func(g Gomega) string {
 			return getGitOpsCluster(ctx, key)(g).Status.Message
-		}, timeout, interval).Should(Equal(fmt.Sprintf("Added 1 managed clusters [%s] to Argo CD namespace %s", c1, argoNs)))
+		}, timeout, interval).Should(Equal(addedMessage(argoNs, c1)))
 		expectPhase(ctx, key, appsv1beta1.PhaseSuccessful, appsv1beta1.ReasonReady)
 		Eventually(func(g Gomega) []string {
 			var names []string

@@ -77,8 +77,8 @@ var _ = Describe("GitOpsClusters over overlapping Placements", func() {
 
 		expectPhase(ctx, a, appsv1beta1.PhaseSuccessful, appsv1beta1.ReasonReady)
 		expectPhase(ctx, b, appsv1beta1.PhaseSuccessful, appsv1beta1.ReasonReady)
-		expectMessage(ctx, a, fmt.Sprintf("Added 2 managed clusters [%s %s] to Argo CD namespace %s", c1, c2, argoNs))
-		expectMessage(ctx, b, fmt.Sprintf("Added 2 managed clusters [%s %s] to Argo CD namespace %s", c2, c3, argoNs))
+		expectMessage(ctx, a, addedMessage(argoNs, c1, c2))
+		expectMessage(ctx, b, addedMessage(argoNs, c2, c3))
 		shared := expectOwners(ctx, secretKey(argoNs, c2), a.String(), b.String())
 		Eventually(func(g Gomega) map[string]string { return getSecret(ctx, secretKey(argoNs, c2))(g).Labels }, timeout, interval).
 			Should(SatisfyAll(
@@ -92,7 +92,7 @@ var _ = Describe("GitOpsClusters over overlapping Placements", func() {
 
 		By("the shared cluster leaving the first Placement")
 		setDecisions(ctx, argoNs, "first", c1)
-		expectMessage(ctx, a, fmt.Sprintf("Added 1 managed clusters [%s] to Argo CD namespace %s", c1, argoNs))
+		expectMessage(ctx, a, addedMessage(argoNs, c1))
 		Expect(expectOwners(ctx, secretKey(argoNs, c2), b.String()).UID).To(Equal(shared.UID))
 
 		By("the shared cluster coming back")
