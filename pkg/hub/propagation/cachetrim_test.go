@@ -83,9 +83,28 @@ func TestTrimStoredApplicationKeepsWhatPropagationReads(t *testing.T) {
 		!st.OperationState.StartedAt.Equal(&app.Status.OperationState.StartedAt) {
 		t.Errorf("operation state %+v, want its phase and start kept", st.OperationState)
 	}
-	if len(st.Resources) != 0 || st.Sync.Status != "" || st.Health.Status != "" || st.OperationState.SyncResult != nil {
-		t.Errorf("status %+v: want only conditions and the operation's phase and start", st)
+	if st.Sync.Status != argov1alpha1.SyncStatusCodeSynced {
+		t.Errorf("sync status %q, want Synced kept while the hub holds an .operation", st.Sync.Status)
 	}
+	if len(st.Resources) != 0 || st.Sync.Revision != "" || st.Health.Status != "" || st.OperationState.SyncResult != nil {
+		t.Errorf("status %+v: want only conditions, the operation's phase and start and the sync status", st)
+	}
+
+	t.Run("no .operation held: no sync status", func(t *testing.T) {
+		app := mirroredApplication("guestbook", 3)
+		app.Operation = nil
+		out, err := TrimStoredApplication(storedForm(t, app))
+		if err != nil {
+			t.Fatal(err)
+		}
+		status := out.(*unstructured.Unstructured).Object["status"].(map[string]any)
+		if _, ok := status["sync"]; ok {
+			t.Errorf("sync %v kept without an .operation", status["sync"])
+		}
+		if _, ok := status["operationState"]; !ok {
+			t.Error("operation state dropped")
+		}
+	})
 
 	t.Run("other objects pass unchanged", func(t *testing.T) {
 		for _, obj := range []any{app, &unstructured.Unstructured{Object: map[string]any{

@@ -49,6 +49,8 @@ type reconciler struct {
 	recorder record.EventRecorder
 	now      func() metav1.Time
 	cleared  *clearedRequests
+	// comparisons holds the delivered operations kept until their comparison.
+	comparisons *comparisonWaits
 	// arrivals times the Application changes until a ManifestWork write carries them.
 	arrivals latency.Arrivals
 	// tenancy checks who may deliver where; nil when no check is enforced.
@@ -65,7 +67,8 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		return err
 	}
 	r := &reconciler{client: mgr.GetClient(), apiReader: mgr.GetAPIReader(), cache: mgr.GetCache(),
-		recorder: mgr.GetEventRecorderFor(ControllerName), now: metav1.Now, cleared: newClearedRequests(), tenancy: t}
+		recorder: mgr.GetEventRecorderFor(ControllerName), now: metav1.Now, cleared: newClearedRequests(),
+		comparisons: newComparisonWaits(comparisonGrace), tenancy: t}
 	return r.setupWithManager(mgr, argo)
 }
 
@@ -88,7 +91,9 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	default:
 		r.arrivals.Settled(req.NamespacedName, started)
 	}
-	return ctrl.Result{}, err
+	// A delivered operation waiting for its comparison goes at the end of the grace even
+	// if nothing else changes.
+	return ctrl.Result{RequeueAfter: r.comparisons.next(req.NamespacedName, r.now().Time)}, err
 }
 
 // reconcile is Reconcile's work; written tells whether it created or updated the
@@ -108,6 +113,7 @@ func (r *reconciler) reconcile(ctx context.Context, req ctrl.Request) (written b
 		}
 		// Gone: nothing may stay behind.
 		r.cleared.forget(req.NamespacedName)
+		r.comparisons.forget(req.NamespacedName)
 		r.arrivals.Forget(req.NamespacedName)
 		return false, r.deleteWorks(ctx, works, nil)
 	}

@@ -179,16 +179,28 @@ func (r *reconciler) settleRequests(ctx context.Context, in *storedApplication, 
 	}
 
 	var clearOperation, clearRefresh *string
+	keptForComparison := false
 	if c := carried.Operation; c != nil && delivered.Operation == c.ID && !slices.Contains(cleared, c.ID) && sameOperation(c, hub.operation) {
-		if operationCompleted(in.typed.Status.OperationState, c) {
-			clearOperation = &c.ID
-		} else {
+		switch {
+		case !operationCompleted(in.typed.Status.OperationState, c):
 			// Delivered, not completed on the hub yet: the work keeps carrying it (the
 			// agent runs an id once), and the status change that shows it completed brings
 			// the Application back here.
 			ctrl.LoggerFrom(ctx).V(4).Info("Operation delivered; clearing it once the hub Application shows it completed", "request", c.ID)
 			delivered.Operation = ""
+		case r.comparisons.remaining(key, c.ID, &in.typed.Status, r.now().Time) > 0:
+			// Succeeded, not compared yet (comparisonwait.go): kept the same way; the
+			// comparison's status change, or Reconcile's requeue at the end of the grace,
+			// brings the Application back here.
+			ctrl.LoggerFrom(ctx).V(4).Info("Operation succeeded; clearing it once the hub Application shows it compared", "request", c.ID)
+			delivered.Operation = ""
+			keptForComparison = true
+		default:
+			clearOperation = &c.ID
 		}
+	}
+	if !keptForComparison {
+		r.comparisons.forget(key)
 	}
 	if c := carried.Refresh; c != nil && delivered.Refresh == c.ID && !slices.Contains(cleared, c.ID) && sameRefresh(c, hub.refresh) {
 		clearRefresh = &c.ID

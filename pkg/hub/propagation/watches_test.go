@@ -88,6 +88,19 @@ func TestStoredApplicationChanged(t *testing.T) {
 			}
 		})
 	}
+	t.Run("the sync status while the hub holds an operation (it may be waiting for its comparison)", func(t *testing.T) {
+		held := func(o map[string]any) {
+			o["operation"] = map[string]any{"sync": map[string]any{"revision": "v2"}}
+			status(o)["sync"] = map[string]any{"status": "OutOfSync", "revision": "abc"}
+		}
+		compared := func(o map[string]any) {
+			held(o)
+			status(o)["sync"] = map[string]any{"status": "Synced", "revision": "def"}
+		}
+		if !p.Update(event.UpdateEvent{ObjectOld: storedApp(t, held), ObjectNew: storedApp(t, compared)}) {
+			t.Error("OutOfSync → Synced with an operation held did not pass")
+		}
+	})
 }
 
 func workWith(change func(*workv1.ManifestWork)) *workv1.ManifestWork {

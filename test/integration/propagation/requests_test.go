@@ -96,6 +96,63 @@ var _ = Describe("Requests from the hub", func() {
 		}).Should(Succeed())
 	})
 
+	It("keeps a sync that succeeded until the hub Application shows it compared, so RollingSync does not ask for it again", func(ctx context.Context) {
+		c := newCluster(ctx, nil)
+		app := createApp(ctx, hubApp("op-compared").Cluster(c).Operation(syncHEAD).Build())
+		w := expectOnlyWork(ctx, app, c, workName(app))
+		var req apps.OperationRequest
+		Eventually(func(g Gomega) { req = operationRequest(g, currentPayload(ctx, g, w)) }).Should(Succeed())
+		acknowledge(ctx, w, pullmodel.Delivered{Operation: req.ID})
+
+		By("Succeeded, still OutOfSync (Argo CD compares after it writes the result): the hub keeps .operation")
+		started := time.Now().UTC().Add(time.Second).Format(time.RFC3339)
+		setOperationAndSync := func(phase, sync string) {
+			GinkgoHelper()
+			Expect(k8s.Patch(ctx, newStored(app), client.RawPatch(types.MergePatchType, []byte(`{"status":{"sync":{"status":"`+sync+`"},`+
+				`"operationState":{"phase":"`+phase+`","startedAt":"`+started+`","operation":{"sync":{"revision":"HEAD"}}}}}`)))).To(Succeed())
+		}
+		setOperationAndSync("Succeeded", "OutOfSync")
+		Consistently(func(g Gomega) {
+			g.Expect(stored(ctx, g, app).Object).To(HaveKey("operation"))
+			g.Expect(operationRequest(g, currentPayload(ctx, g, w)).ID).To(Equal(req.ID))
+		}).WithTimeout(3 * time.Second).Should(Succeed())
+
+		By("the same sync asked for again meanwhile (what RollingSync does on a Pending, OutOfSync Application) is the same request")
+		Expect(k8s.Patch(ctx, newStored(app), client.RawPatch(types.MergePatchType,
+			[]byte(`{"operation":{"sync":{"revision":"HEAD"},"initiatedBy":{"username":"admin"}}}`)))).To(Succeed())
+		Consistently(func(g Gomega) {
+			g.Expect(operationRequest(g, currentPayload(ctx, g, w)).ID).To(Equal(req.ID))
+		}).WithTimeout(2 * time.Second).Should(Succeed())
+
+		By("compared: Synced, and the hub's .operation goes")
+		setOperationAndSync("Succeeded", "Synced")
+		Eventually(func(g Gomega) {
+			g.Expect(stored(ctx, g, app).Object).NotTo(HaveKey("operation"))
+			g.Expect(currentPayload(ctx, g, w)["metadata"]).NotTo(HaveKeyWithValue("annotations", HaveKey(apps.AnnotationOperationRequest)))
+		}).Should(Succeed())
+		expectNormalEvent(ctx, app, propagation.ReasonOperationDelivered, req.ID+" was delivered to cluster "+c)
+
+		By("a sync that succeeded and stays OutOfSync goes once the grace is over, with nothing else changing")
+		setOperationAndSync("Succeeded", "OutOfSync")
+		Expect(k8s.Patch(ctx, newStored(app), client.RawPatch(types.MergePatchType,
+			[]byte(`{"operation":{"sync":{"revision":"HEAD"},"initiatedBy":{"username":"admin"}}}`)))).To(Succeed())
+		var second apps.OperationRequest
+		Eventually(func(g Gomega) {
+			second = operationRequest(g, currentPayload(ctx, g, w))
+			g.Expect(second.ID).NotTo(Equal(req.ID))
+		}).Should(Succeed())
+		acknowledge(ctx, w, pullmodel.Delivered{Operation: second.ID})
+		started = time.Now().UTC().Add(2 * time.Second).Format(time.RFC3339)
+		setOperationAndSync("Succeeded", "OutOfSync")
+		Consistently(func(g Gomega) {
+			g.Expect(stored(ctx, g, app).Object).To(HaveKey("operation"))
+		}).WithTimeout(3 * time.Second).Should(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(stored(ctx, g, app).Object).NotTo(HaveKey("operation"))
+		}).WithTimeout(30 * time.Second).Should(Succeed())
+		expectNormalEvent(ctx, app, propagation.ReasonOperationDelivered, second.ID+" was delivered to cluster "+c)
+	})
+
 	It("replaces a request changed before delivery and drops one removed before delivery", func(ctx context.Context) {
 		c := newCluster(ctx, nil)
 		app := createApp(ctx, hubApp("op-changed").Cluster(c).Operation(syncHEAD).Build())
