@@ -91,9 +91,12 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	default:
 		r.arrivals.Settled(req.NamespacedName, started)
 	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	// A delivered operation waiting for its comparison goes at the end of the grace even
 	// if nothing else changes.
-	return ctrl.Result{RequeueAfter: r.comparisons.next(req.NamespacedName, r.now().Time)}, err
+	return ctrl.Result{RequeueAfter: r.comparisons.next(req.NamespacedName, r.now().Time)}, nil
 }
 
 // reconcile is Reconcile's work; written tells whether it created or updated the
