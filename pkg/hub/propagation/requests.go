@@ -179,7 +179,6 @@ func (r *reconciler) settleRequests(ctx context.Context, in *storedApplication, 
 	}
 
 	var clearOperation, clearRefresh *string
-	keptForComparison := false
 	if c := carried.Operation; c != nil && delivered.Operation == c.ID && !slices.Contains(cleared, c.ID) && sameOperation(c, hub.operation) {
 		switch {
 		case !operationCompleted(in.typed.Status.OperationState, c):
@@ -188,18 +187,19 @@ func (r *reconciler) settleRequests(ctx context.Context, in *storedApplication, 
 			// the Application back here.
 			ctrl.LoggerFrom(ctx).V(4).Info("Operation delivered; clearing it once the hub Application shows it completed", "request", c.ID)
 			delivered.Operation = ""
+			r.comparisons.forget(key)
 		case r.comparisons.remaining(key, c.ID, &in.typed.Status, r.now().Time) > 0:
 			// Succeeded, not compared yet (comparisonwait.go): kept the same way; the
 			// comparison's status change, or Reconcile's requeue at the end of the grace,
 			// brings the Application back here.
 			ctrl.LoggerFrom(ctx).V(4).Info("Operation succeeded; clearing it once the hub Application shows it compared", "request", c.ID)
 			delivered.Operation = ""
-			keptForComparison = true
 		default:
+			// Compared, or the grace is over. The wait stays until the clear is seen (the
+			// branch below): a clear that fails is retried without a new grace.
 			clearOperation = &c.ID
 		}
-	}
-	if !keptForComparison {
+	} else {
 		r.comparisons.forget(key)
 	}
 	if c := carried.Refresh; c != nil && delivered.Refresh == c.ID && !slices.Contains(cleared, c.ID) && sameRefresh(c, hub.refresh) {

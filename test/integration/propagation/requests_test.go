@@ -100,8 +100,7 @@ var _ = Describe("Requests from the hub", func() {
 		c := newCluster(ctx, nil)
 		app := createApp(ctx, hubApp("op-compared").Cluster(c).Operation(syncHEAD).Build())
 		w := expectOnlyWork(ctx, app, c, workName(app))
-		var req apps.OperationRequest
-		Eventually(func(g Gomega) { req = operationRequest(g, currentPayload(ctx, g, w)) }).Should(Succeed())
+		req := carriedOperationRequest(ctx, w)
 		acknowledge(ctx, w, pullmodel.Delivered{Operation: req.ID})
 
 		By("Succeeded, still OutOfSync (Argo CD compares after it writes the result): the hub keeps .operation")
@@ -157,8 +156,7 @@ var _ = Describe("Requests from the hub", func() {
 		c := newCluster(ctx, nil)
 		app := createApp(ctx, hubApp("op-changed").Cluster(c).Operation(syncHEAD).Build())
 		w := expectOnlyWork(ctx, app, c, workName(app))
-		var first apps.OperationRequest
-		Eventually(func(g Gomega) { first = operationRequest(g, currentPayload(ctx, g, w)) }).Should(Succeed())
+		first := carriedOperationRequest(ctx, w)
 
 		Expect(k8s.Patch(ctx, newStored(app), client.RawPatch(types.MergePatchType,
 			[]byte(`{"operation":{"sync":{"revision":"v1"}}}`)))).To(Succeed())
@@ -331,6 +329,15 @@ func payloadAnnotation(g Gomega, payload map[string]any, key string) string {
 func operationRequest(g Gomega, payload map[string]any) apps.OperationRequest {
 	r, err := apps.ParseOperationRequest(payloadAnnotation(g, payload, apps.AnnotationOperationRequest))
 	g.ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	return r
+}
+
+// carriedOperationRequest waits for the payload of w to carry an operation request and
+// returns it.
+func carriedOperationRequest(ctx context.Context, w *workv1.ManifestWork) apps.OperationRequest {
+	GinkgoHelper()
+	var r apps.OperationRequest
+	Eventually(func(g Gomega) { r = operationRequest(g, currentPayload(ctx, g, w)) }).Should(Succeed())
 	return r
 }
 
