@@ -25,6 +25,10 @@ type apiProfile struct {
 	// (create, update, patch: server-side apply included).
 	bodies map[apiCall]*watchStats
 	watch  map[string]*watchStats // by resource
+	// terminated are the watchers the API server closed because they did not take their
+	// events in time (apiserver_terminated_watchers_total), by resource: each re-watches
+	// and is sent again, from the watch cache, what it missed.
+	terminated map[string]float64
 }
 
 // apiCall is a resource (with its subresource) and verb.
@@ -64,7 +68,8 @@ func (m *apiMetrics) read() (*apiProfile, error) {
 }
 
 func parseAPIProfile(r io.Reader) (*apiProfile, error) {
-	p := &apiProfile{requests: map[apiCall]*apiCallStats{}, bodies: map[apiCall]*watchStats{}, watch: map[string]*watchStats{}}
+	p := &apiProfile{requests: map[apiCall]*apiCallStats{}, bodies: map[apiCall]*watchStats{}, watch: map[string]*watchStats{},
+		terminated: map[string]float64{}}
 	call := func(labels map[string]string) *apiCallStats {
 		res := labels["resource"]
 		if s := labels["subresource"]; s != "" {
@@ -112,6 +117,8 @@ func parseAPIProfile(r io.Reader) (*apiProfile, error) {
 			watched(labels).bytes += v
 		case "apiserver_watch_events_total":
 			watched(labels).events += v
+		case "apiserver_terminated_watchers_total":
+			p.terminated[labels["resource"]] += v
 		}
 	}
 	return p, sc.Err()
@@ -140,7 +147,12 @@ func metricLine(line string) (string, map[string]string, float64, bool) {
 // minus is what the API server served between before and p.
 func (p *apiProfile) minus(before *apiProfile) *apiProfile {
 	out := &apiProfile{requests: map[apiCall]*apiCallStats{}, bodies: minusCounts(p.bodies, before.bodies),
-		watch: minusCounts(p.watch, before.watch)}
+		watch: minusCounts(p.watch, before.watch), terminated: map[string]float64{}}
+	for k, n := range p.terminated {
+		if d := n - before.terminated[k]; d > 0 {
+			out.terminated[k] = d
+		}
+	}
 	for k, s := range p.requests {
 		b := before.requests[k]
 		if b == nil {
@@ -228,4 +240,22 @@ func printAPIProfile(w io.Writer, phase string, p *apiProfile, changes int) {
 	}
 	fmt.Fprintf(w, "request bodies decoded: %s\n", counted(bodies, "bodies"))
 	fmt.Fprintf(w, "watch events sent: %s\n", counted(p.watch, "events"))
+	fmt.Fprintf(w, "watchers closed for not keeping up: %s\n", terminatedWatchers(p.terminated))
+}
+
+// terminatedWatchers lists the closed watchers by resource, most first; "none" for none.
+func terminatedWatchers(m map[string]float64) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return m[keys[i]] > m[keys[j]] || m[keys[i]] == m[keys[j]] && keys[i] < keys[j] })
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s %.0f", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -18,6 +18,7 @@ apiserver_request_body_size_bytes_sum{group="work.open-cluster-management.io",re
 apiserver_request_body_size_bytes_count{group="work.open-cluster-management.io",resource="manifestworks",verb="patch"} 4
 apiserver_watch_events_sizes_sum{group="work.open-cluster-management.io",resource="manifestworks",version="v1"} 10240
 apiserver_watch_events_total{group="work.open-cluster-management.io",resource="manifestworks",version="v1"} 8
+apiserver_terminated_watchers_total{group="argoproj.io",resource="applications"} 3
 `
 
 func TestParseRequests(t *testing.T) {
@@ -53,7 +54,13 @@ func TestParseAPIProfile(t *testing.T) {
 	if w := p.watch["manifestworks"]; w == nil || w.events != 8 || w.bytes != 10240 {
 		t.Errorf("manifestworks watch events %+v, want 8 of 10240 bytes", w)
 	}
-	if again := after.minus(after); len(again.requests)+len(again.bodies)+len(again.watch) != 0 {
+	if n := p.terminated["applications"]; n != 3 {
+		t.Errorf("applications watchers closed %v, want 3", n)
+	}
+	if got := terminatedWatchers(p.terminated); got != "applications 3" {
+		t.Errorf("closed watchers printed as %q, want %q", got, "applications 3")
+	}
+	if again := after.minus(after); len(again.requests)+len(again.bodies)+len(again.watch)+len(again.terminated) != 0 {
 		t.Errorf("nothing served between two equal readings, got %+v", again)
 	}
 }
