@@ -166,7 +166,9 @@ func (o *Options) Run(ctx context.Context) error {
 	mopts.LeaderElectionID = "argocd-pull-addon-manager"
 	mopts.LeaderElectionNamespace = o.LeaderElectionNamespace
 	mopts.LeaderElectionReleaseOnCancel = true
-	mopts.Cache = CacheOptionsFor(o.Controllers.GitOpsCluster.ArgoNamespaces)
+	if mopts.Cache, err = WithOwnWatchConnection(CacheOptionsFor(o.Controllers.GitOpsCluster.ArgoNamespaces), cfg); err != nil {
+		return err
+	}
 
 	mgr, err := ctrl.NewManager(cfg, mopts)
 	if err != nil {

@@ -57,6 +57,13 @@ func RunManager(cfg *rest.Config, scheme *runtime.Scheme, setup func(ctrl.Manage
 	for _, o := range opts {
 		o(&options)
 	}
+	// Watches on a connection of their own, as the binary has them.
+	if options.Cache.HTTPClient == nil {
+		var err error
+		if options.Cache, err = manager.WithOwnWatchConnection(options.Cache, cfg); err != nil {
+			return nil, err
+		}
+	}
 	mgr, err := ctrl.NewManager(cfg, options)
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"sort"
 	"strconv"
@@ -34,7 +35,11 @@ import (
 // clusters in one burst on a real API server and prints the time until every
 // ManifestWork exists, with per-Application p50/p99. It prints figures and asserts
 // nothing about time. BENCH_QPS/BENCH_BURST override the manager's client limits, BENCH_APISERVER_CPUPROFILE=<file>
-// profiles the API server during the burst. Run it alone:
+// profiles the API server during the burst. BENCH_WATCHES_SHARE_CONNECTION=1 runs the
+// manager's watches on the connection of its writes (the binary before it gave them one
+// of their own, manager.WithOwnWatchConnection); BENCH_LOADER_SHARES_CONNECTION=1 runs
+// the load generator on the manager's connection too (this benchmark before the same
+// change). Run it alone:
 //
 //	KUBEBUILDER_ASSETS=$PWD/bin/envtest go test ./test/integration/propagation/ -run '^$' -bench Burst -benchtime 1x
 //
@@ -53,6 +58,12 @@ func BenchmarkBurst(b *testing.B) {
 	defer func() { _ = server.Stop() }()
 	fast := rest.CopyConfig(server.Config)
 	fast.QPS, fast.Burst = 2000, 4000
+	if os.Getenv("BENCH_LOADER_SHARES_CONNECTION") == "" {
+		// The Applications come from another process in a hub (the ApplicationSet
+		// controller), on a connection of its own: not on the one client-go's transport
+		// cache would have this process's clients share with the manager's.
+		fast.Dial = (&net.Dialer{}).DialContext
+	}
 	c, err := client.New(fast, client.Options{Scheme: s})
 	must(b, err)
 
@@ -73,9 +84,15 @@ func BenchmarkBurst(b *testing.B) {
 	defaults := manager.NewOptions().Endpoints
 	mgrCfg.QPS, mgrCfg.Burst = float32(envInt("BENCH_QPS", int(defaults.QPS))), envInt("BENCH_BURST", defaults.Burst)
 	// The controller as the binary wires it, with its own number of workers.
+	var managerOpts []framework.ManagerOption
+	if os.Getenv("BENCH_WATCHES_SHARE_CONNECTION") != "" {
+		shared, err := rest.HTTPClientFor(mgrCfg)
+		must(b, err)
+		managerOpts = append(managerOpts, func(o *ctrl.Options) { o.Cache.HTTPClient = shared })
+	}
 	stopManager, err := framework.RunManager(mgrCfg, s, func(mgr ctrl.Manager) error {
 		return manager.SetupControllers(mgr, propagation.ControllerName)
-	})
+	}, managerOpts...)
 	must(b, err)
 	defer func() { _ = stopManager() }()
 
@@ -139,6 +156,7 @@ func BenchmarkBurst(b *testing.B) {
 	}
 
 	stopProfile := profileAPIServer(b, server.Config, os.Getenv("BENCH_APISERVER_CPUPROFILE"))
+	closed0 := closedWatchers(b, server.Config)
 	// The API server and etcd are child processes: find them by the ports they serve.
 	apiserverPID, etcdPID := server.PIDs()
 	apiserverCPU0, etcdCPU0 := framework.ProcessCPUSeconds(apiserverPID), framework.ProcessCPUSeconds(etcdPID)
@@ -158,6 +176,15 @@ func BenchmarkBurst(b *testing.B) {
 	}
 	b.StopTimer()
 	stopProfile()
+	closed := closedWatchers(b, server.Config) - closed0
+	if os.Getenv("BENCH_TMP_METRICS") != "" {
+		hc, _ := rest.HTTPClientFor(server.Config)
+		resp, err := hc.Get(strings.TrimSuffix(server.Config.Host, "/") + "/metrics")
+		if err == nil {
+			data, _ := io.ReadAll(resp.Body)
+			_ = os.WriteFile(os.Getenv("BENCH_TMP_METRICS"), data, 0o644)
+		}
+	}
 
 	mu.Lock()
 	var last time.Time
@@ -188,6 +215,7 @@ func BenchmarkBurst(b *testing.B) {
 		watchLag[len(watchLag)/2].Round(time.Millisecond), watchLag[len(watchLag)*99/100].Round(time.Millisecond))
 	fmt.Printf("  Application create to seen through a watch: p50 %v, p99 %v\n",
 		appLag[len(appLag)/2].Round(time.Millisecond), appLag[len(appLag)*99/100].Round(time.Millisecond))
+	fmt.Printf("  watches of Applications and ManifestWorks the API server closed for not keeping up: %.0f\n", closed)
 	fmt.Printf("  test process (manager + load generator): CPU %.1fs during the burst, peak RSS %s\n", framework.ProcessCPUSeconds(os.Getpid())-cpu0, peakRSS())
 	fmt.Printf("  kube-apiserver CPU %.1fs, etcd CPU %.1fs during the burst\n",
 		framework.ProcessCPUSeconds(apiserverPID)-apiserverCPU0, framework.ProcessCPUSeconds(etcdPID)-etcdCPU0)
@@ -223,6 +251,33 @@ func profileAPIServer(b *testing.B, cfg *rest.Config, path string) func() {
 		}
 	}()
 	return func() { <-done }
+}
+
+// closedWatchers is how many watches of Applications and ManifestWorks the API server has
+// closed because their client did not take the events in time
+// (apiserver_terminated_watchers_total): each is watched again and sent, copied from the
+// watch cache, every event it missed.
+func closedWatchers(b *testing.B, cfg *rest.Config) float64 {
+	b.Helper()
+	hc, err := rest.HTTPClientFor(cfg)
+	must(b, err)
+	resp, err := hc.Get(strings.TrimSuffix(cfg.Host, "/") + "/metrics")
+	must(b, err)
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	must(b, err)
+	var n float64
+	for _, line := range strings.Split(string(data), "\n") {
+		if !strings.HasPrefix(line, "apiserver_terminated_watchers_total{") ||
+			!strings.Contains(line, `resource="applications"`) && !strings.Contains(line, `resource="manifestworks"`) {
+			continue
+		}
+		fields := strings.Fields(line)
+		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
+		must(b, err)
+		n += v
+	}
+	return n
 }
 
 func must(b *testing.B, err error) {
