@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -36,8 +37,14 @@ type hub struct {
 	kubeconfig string // the admin kubeconfig file the manager runs with
 
 	mapper meta.RESTMapper
-	mu     sync.Mutex
-	agents map[string]client.Client // cluster -> client impersonating its argocd-pull agent
+	// oneConnection: every client of the load generator shares the admin client's
+	// connection (client-go's transport cache), as this benchmark had them before
+	// 2026-11-26; otherwise each simulated spoke's agent and work agent, and the tracker,
+	// have a connection of their own, as separate processes have.
+	oneConnection bool
+	mu            sync.Mutex
+	agents        map[string]client.Client // cluster -> client impersonating its argocd-pull agent
+	workAgents    map[string]client.Client // cluster -> client of its work agent
 	// addons: cluster -> owner reference to its ManagedClusterAddOn, owner of its reports.
 	addons map[string]metav1.OwnerReference
 }
@@ -45,12 +52,13 @@ type hub struct {
 func clusterName(i int) string { return fmt.Sprintf("cluster-%04d", i) }
 
 // startHub starts the API server and writes an admin kubeconfig into dir.
-func startHub(dir string) (*hub, error) {
+func startHub(dir string, oneConnection bool) (*hub, error) {
 	server, err := framework.StartAPIServer()
 	if err != nil {
 		return nil, err
 	}
-	h := &hub{server: server, agents: map[string]client.Client{}, addons: map[string]metav1.OwnerReference{}}
+	h := &hub{server: server, oneConnection: oneConnection, agents: map[string]client.Client{}, workAgents: map[string]client.Client{},
+		addons: map[string]metav1.OwnerReference{}}
 	fail := func(err error) (*hub, error) { _ = server.Stop(); return nil, err }
 	user, err := server.Env.AddUser(envtest.User{Name: "bench-admin", Groups: []string{"system:masters"}}, nil)
 	if err != nil {
@@ -192,16 +200,41 @@ func (h *hub) agentClient(cluster string) (client.Client, error) {
 	cfg := rest.CopyConfig(h.adminCfg)
 	cfg.QPS, cfg.Burst = 100, 200
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: agentUser(cluster), Groups: frameworkagent.DefaultGroups(cluster, apps.AddonName)}
-	// Connections are shared: client-go caches transports by TLS config, and
-	// impersonation only wraps them.
-	hc, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		return nil, err
-	}
-	c, err := client.New(cfg, client.Options{Scheme: h.server.Scheme, HTTPClient: hc, Mapper: h.mapper})
+	c, err := h.spokeClient(cfg)
 	if err != nil {
 		return nil, err
 	}
 	h.agents[cluster] = c
 	return c, nil
+}
+
+// workAgentClient is the client of cluster's OCM work agent (as the admin: the work
+// agent's own RBAC is not what is measured).
+func (h *hub) workAgentClient(cluster string) (client.Client, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if c, ok := h.workAgents[cluster]; ok {
+		return c, nil
+	}
+	c, err := h.spokeClient(rest.CopyConfig(h.adminCfg))
+	if err != nil {
+		return nil, err
+	}
+	h.workAgents[cluster] = c
+	return c, nil
+}
+
+// spokeClient is a client of cfg for a process of a managed cluster: on a connection of
+// its own unless h.oneConnection. client-go caches transports by TLS configuration (and
+// impersonation only wraps them), so without a dial function of its own every simulated
+// spoke would write through one HTTP/2 connection.
+func (h *hub) spokeClient(cfg *rest.Config) (client.Client, error) {
+	if !h.oneConnection {
+		cfg.Dial = (&net.Dialer{}).DialContext
+	}
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return client.New(cfg, client.Options{Scheme: h.server.Scheme, HTTPClient: hc, Mapper: h.mapper})
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +16,7 @@ import (
 	synccommon "github.com/argoproj/gitops-engine/pkg/sync/common"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 	workv1 "open-cluster-management.io/api/work/v1"
@@ -75,7 +77,17 @@ func newTracker() *tracker {
 // start runs informers (with a client of their own) on the pull model's ManifestWorks and
 // on the reports.
 func (t *tracker) start(ctx context.Context, h *hub) error {
-	c, err := cache.New(h.adminCfg, cache.Options{Scheme: h.server.Scheme, Mapper: h.mapper})
+	cfg := rest.CopyConfig(h.adminCfg)
+	if !h.oneConnection {
+		// As `kubectl get -w` in a terminal of its own: not behind the simulated
+		// spokes' writes on their connection.
+		cfg.Dial = (&net.Dialer{}).DialContext
+	}
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return err
+	}
+	c, err := cache.New(cfg, cache.Options{Scheme: h.server.Scheme, Mapper: h.mapper, HTTPClient: hc})
 	if err != nil {
 		return err
 	}
@@ -402,7 +414,11 @@ func (s *simApp) change(ctx context.Context, h *hub, t *tracker, revision string
 	if !feedback {
 		return nil
 	}
-	return s.writeFeedback(ctx, h.admin, since)
+	c, err := h.workAgentClient(s.cluster)
+	if err != nil {
+		return err
+	}
+	return s.writeFeedback(ctx, c, since)
 }
 
 func revision(n uint64) string { return fmt.Sprintf("%040x", n) }

@@ -17,21 +17,23 @@ import (
 
 // config is what every run shares.
 type config struct {
-	appSets      int
-	churnKind    string
-	churnRate    float64
-	slowChurn    float64
-	churnFor     time.Duration
-	idle         time.Duration
-	settleQuiet  time.Duration
-	feedback     bool
-	binary       string
-	workDir      string
-	managerArgs  []string
-	managerEnv   []string
-	creators     int
-	spokeWorkers int
-	churnWorkers int
+	appSets     int
+	churnKind   string
+	churnRate   float64
+	slowChurn   float64
+	churnFor    time.Duration
+	idle        time.Duration
+	settleQuiet time.Duration
+	feedback    bool
+	// oneConnection: the load generator's clients share one connection (hub.oneConnection).
+	oneConnection bool
+	binary        string
+	workDir       string
+	managerArgs   []string
+	managerEnv    []string
+	creators      int
+	spokeWorkers  int
+	churnWorkers  int
 }
 
 // phaseStats is what one phase cost.
@@ -235,7 +237,7 @@ func runOnce(ctx context.Context, cfg config, clusters, run int) (*runResult, er
 	}
 	res := &runResult{clusters: clusters, apps: clusters * cfg.appSets, phases: map[string]phaseStats{}}
 	logf("%d clusters, run %d: starting the hub API server", clusters, run)
-	h, err := startHub(dir)
+	h, err := startHub(dir, cfg.oneConnection)
 	if err != nil {
 		return nil, err
 	}
