@@ -37,14 +37,14 @@ type hub struct {
 	kubeconfig string // the admin kubeconfig file the manager runs with
 
 	mapper meta.RESTMapper
-	// oneConnection: every client of the load generator shares the admin client's
-	// connection (client-go's transport cache), as this benchmark had them before
-	// 2026-11-26; otherwise each simulated spoke's agent and work agent, and the tracker,
-	// have a connection of their own, as separate processes have.
-	oneConnection bool
-	mu            sync.Mutex
-	agents        map[string]client.Client // cluster -> client impersonating its argocd-pull agent
-	workAgents    map[string]client.Client // cluster -> client of its work agent
+	// ownConnections: each simulated spoke's agent and work agent, and the tracker, have a
+	// connection of their own, as separate processes have; otherwise every client of the
+	// load generator shares the admin client's one connection (client-go's transport
+	// cache), as in every figure of docs/benchmarks.md unless it says otherwise.
+	ownConnections bool
+	mu             sync.Mutex
+	agents         map[string]client.Client // cluster -> client impersonating its argocd-pull agent
+	workAgents     map[string]client.Client // cluster -> client of its work agent
 	// addons: cluster -> owner reference to its ManagedClusterAddOn, owner of its reports.
 	addons map[string]metav1.OwnerReference
 }
@@ -52,12 +52,12 @@ type hub struct {
 func clusterName(i int) string { return fmt.Sprintf("cluster-%04d", i) }
 
 // startHub starts the API server and writes an admin kubeconfig into dir.
-func startHub(dir string, oneConnection bool) (*hub, error) {
+func startHub(dir string, ownConnections bool) (*hub, error) {
 	server, err := framework.StartAPIServer()
 	if err != nil {
 		return nil, err
 	}
-	h := &hub{server: server, oneConnection: oneConnection, agents: map[string]client.Client{}, workAgents: map[string]client.Client{},
+	h := &hub{server: server, ownConnections: ownConnections, agents: map[string]client.Client{}, workAgents: map[string]client.Client{},
 		addons: map[string]metav1.OwnerReference{}}
 	fail := func(err error) (*hub, error) { _ = server.Stop(); return nil, err }
 	user, err := server.Env.AddUser(envtest.User{Name: "bench-admin", Groups: []string{"system:masters"}}, nil)
@@ -225,11 +225,11 @@ func (h *hub) workAgentClient(cluster string) (client.Client, error) {
 }
 
 // spokeClient is a client of cfg for a process of a managed cluster: on a connection of
-// its own unless h.oneConnection. client-go caches transports by TLS configuration (and
+// its own when h.ownConnections. client-go caches transports by TLS configuration (and
 // impersonation only wraps them), so without a dial function of its own every simulated
 // spoke would write through one HTTP/2 connection.
 func (h *hub) spokeClient(cfg *rest.Config) (client.Client, error) {
-	if !h.oneConnection {
+	if h.ownConnections {
 		cfg.Dial = (&net.Dialer{}).DialContext
 	}
 	hc, err := rest.HTTPClientFor(cfg)

@@ -78,7 +78,7 @@ func newTracker() *tracker {
 // on the reports.
 func (t *tracker) start(ctx context.Context, h *hub) error {
 	cfg := rest.CopyConfig(h.adminCfg)
-	if !h.oneConnection {
+	if h.ownConnections {
 		// As `kubectl get -w` in a terminal of its own: not behind the simulated
 		// spokes' writes on their connection.
 		cfg.Dial = (&net.Dialer{}).DialContext

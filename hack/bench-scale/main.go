@@ -66,7 +66,7 @@ func run() error {
 	flag.Float64Var(&cfg.slowChurn, "slow-churn", 5, "Status changes per second in a second churn phase after the first (0: none).")
 	flag.DurationVar(&cfg.churnFor, "churn-duration", 60*time.Second, "Length of the churn phase.")
 	flag.DurationVar(&cfg.idle, "idle", 60*time.Second, "Length of the idle phase.")
-	flag.BoolVar(&cfg.oneConnection, "one-connection", false, "Give every simulated spoke and the tracker the admin client's one connection, as this benchmark did before 2026-11-26, instead of a connection each.")
+	flag.BoolVar(&cfg.ownConnections, "own-connections", false, "Give each simulated spoke's agent and work agent, and the tracker, a connection of their own, as separate processes have; by default they share one (docs/benchmarks.md).")
 	flag.BoolVar(&cfg.feedback, "feedback", true, "Write the ManifestWork feedback with every churn change, not only the agent report.")
 	flag.StringVar(&cfg.binary, "binary", "", "The argocd-pull-addon binary; empty: build it from this tree.")
 	flag.IntVar(&cfg.creators, "creators", 32, "Concurrent creates of the Application burst.")

@@ -25,15 +25,15 @@ type config struct {
 	idle        time.Duration
 	settleQuiet time.Duration
 	feedback    bool
-	// oneConnection: the load generator's clients share one connection (hub.oneConnection).
-	oneConnection bool
-	binary        string
-	workDir       string
-	managerArgs   []string
-	managerEnv    []string
-	creators      int
-	spokeWorkers  int
-	churnWorkers  int
+	// ownConnections: the load generator's clients have a connection each (hub.ownConnections).
+	ownConnections bool
+	binary         string
+	workDir        string
+	managerArgs    []string
+	managerEnv     []string
+	creators       int
+	spokeWorkers   int
+	churnWorkers   int
 }
 
 // phaseStats is what one phase cost.
@@ -237,7 +237,7 @@ func runOnce(ctx context.Context, cfg config, clusters, run int) (*runResult, er
 	}
 	res := &runResult{clusters: clusters, apps: clusters * cfg.appSets, phases: map[string]phaseStats{}}
 	logf("%d clusters, run %d: starting the hub API server", clusters, run)
-	h, err := startHub(dir, cfg.oneConnection)
+	h, err := startHub(dir, cfg.ownConnections)
 	if err != nil {
 		return nil, err
 	}
