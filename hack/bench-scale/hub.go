@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -24,6 +23,7 @@ import (
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/addon"
 	pullagent "github.com/open-cluster-management-io/argocd-pull-addon/pkg/agent"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/manager"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
 
@@ -230,7 +230,7 @@ func (h *hub) workAgentClient(cluster string) (client.Client, error) {
 // spoke would write through one HTTP/2 connection.
 func (h *hub) spokeClient(cfg *rest.Config) (client.Client, error) {
 	if h.ownConnections {
-		cfg.Dial = (&net.Dialer{}).DialContext
+		cfg = manager.OwnConnection(cfg)
 	}
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {

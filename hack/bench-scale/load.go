@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
-	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,6 +25,7 @@ import (
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/agent"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/manager"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
 )
 
@@ -81,7 +81,7 @@ func (t *tracker) start(ctx context.Context, h *hub) error {
 	if h.ownConnections {
 		// As `kubectl get -w` in a terminal of its own: not behind the simulated
 		// spokes' writes on their connection.
-		cfg.Dial = (&net.Dialer{}).DialContext
+		cfg = manager.OwnConnection(cfg)
 	}
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {

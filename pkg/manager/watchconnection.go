@@ -34,17 +34,22 @@ func WithOwnWatchConnection(opts cache.Options, cfg *rest.Config) (cache.Options
 }
 
 // ownConnectionClient is an HTTP client for cfg that shares no connection with any other
-// client made from cfg: a dial function of its own makes client-go build it a transport
-// of its own rather than hand out the one it keeps for cfg's TLS configuration. A cfg
-// with a Transport of its own keeps it: its connections are then the caller's to manage.
+// client made from cfg (OwnConnection).
 func ownConnectionClient(cfg *rest.Config) (*http.Client, error) {
+	return rest.HTTPClientFor(OwnConnection(cfg))
+}
+
+// OwnConnection is a copy of cfg whose clients share no connection with those of any
+// other configuration: a dial function of its own makes client-go build it a transport of
+// its own rather than hand out the one it keeps for cfg's TLS configuration. A Dial cfg
+// already has is kept (a copied Dial gets a new holder in the transport configuration,
+// and the transport cache tells configurations apart by that holder). A cfg with a
+// Transport of its own keeps it: its connections are then the caller's to manage.
+func OwnConnection(cfg *rest.Config) *rest.Config {
 	own := rest.CopyConfig(cfg)
 	if own.Dial == nil {
 		// client-go's own default dialer (k8s.io/apimachinery/pkg/util/net).
 		own.Dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	}
-	// A copied Dial gets a new holder in the transport configuration, and the transport
-	// cache tells configurations apart by that holder: a caller's own Dial is kept and
-	// still gets a transport of its own.
-	return rest.HTTPClientFor(own)
+	return own
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"sort"
 	"strconv"
@@ -62,7 +61,7 @@ func BenchmarkBurst(b *testing.B) {
 		// The Applications come from another process in a hub (the ApplicationSet
 		// controller), on a connection of its own: not on the one client-go's transport
 		// cache would have this process's clients share with the manager's.
-		fast.Dial = (&net.Dialer{}).DialContext
+		fast = manager.OwnConnection(fast)
 	}
 	c, err := client.New(fast, client.Options{Scheme: s})
 	must(b, err)
