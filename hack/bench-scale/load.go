@@ -26,7 +26,7 @@ import (
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/manager"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
 
 // simApp is one pulled Application as its managed cluster sees it: the ManifestWork's
@@ -361,43 +361,9 @@ func (s *simApp) publish(ctx context.Context, h *hub) error {
 	return err
 }
 
-// writeFeedback writes the ManifestWork's status as the work agent does: the Application
-// manifest's status feedback and conditions, with a merge patch of the status subresource.
+// writeFeedback writes the ManifestWork's status as the work agent does.
 func (s *simApp) writeFeedback(ctx context.Context, c client.Client, since time.Time) error {
-	st := &s.app.Status
-	values := []workv1.FeedbackValue{}
-	for _, v := range []struct{ name, value string }{
-		{pullmodel.FeedbackHealthStatus, string(st.Health.Status)},
-		{pullmodel.FeedbackSyncStatus, string(st.Sync.Status)},
-		{pullmodel.FeedbackOperationStatePhase, string(st.OperationState.Phase)},
-		{pullmodel.FeedbackOperationStateStartedAt, st.OperationState.StartedAt.UTC().Format(time.RFC3339)},
-		{pullmodel.FeedbackSyncRevision, st.Sync.Revision},
-	} {
-		values = append(values, workv1.FeedbackValue{Name: v.name, Value: workv1.FieldValue{Type: workv1.String, String: ptr.To(v.value)}})
-	}
-	t := metav1.NewTime(since.Truncate(time.Second))
-	cond := func(typ, reason, msg string) metav1.Condition {
-		return metav1.Condition{Type: typ, Status: metav1.ConditionTrue, Reason: reason, Message: msg, ObservedGeneration: s.gen, LastTransitionTime: t}
-	}
-	status := workv1.ManifestWorkStatus{
-		Conditions: []metav1.Condition{cond(workv1.WorkApplied, "AppliedManifestWorkComplete", "Apply manifest work complete"),
-			cond(workv1.WorkAvailable, "ResourcesAvailable", "All resources are available")},
-		ResourceStatus: workv1.ManifestResourceStatus{Manifests: []workv1.ManifestCondition{{
-			ResourceMeta: workv1.ManifestResourceMeta{Ordinal: 0, Group: "argoproj.io", Version: "v1alpha1", Kind: "Application",
-				Resource: "applications", Name: s.app.Name, Namespace: s.app.Namespace},
-			StatusFeedbacks: workv1.StatusFeedbackResult{Values: values},
-			Conditions: []metav1.Condition{cond(workv1.ManifestApplied, "AppliedManifestComplete", "Apply manifest complete"),
-				cond(workv1.ManifestAvailable, "ResourceAvailable", "Resource is available"),
-				cond("StatusFeedbackSynced", "StatusFeedbackSynced", "")},
-		}}},
-	}
-	patch, err := json.Marshal(map[string]any{"status": status})
-	if err != nil {
-		return err
-	}
-	mw := &workv1.ManifestWork{}
-	mw.Namespace, mw.Name = s.work.Namespace, s.work.Name
-	return c.Status().Patch(ctx, mw, client.RawPatch(types.MergePatchType, patch))
+	return framework.WriteWorkAgentStatus(ctx, c, s.work, s.gen, s.app, since)
 }
 
 // change makes the spoke sync a new revision into health h: the agent's report first
