@@ -12,7 +12,6 @@ import (
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"github.com/argoproj/gitops-engine/pkg/health"
-	synccommon "github.com/argoproj/gitops-engine/pkg/sync/common"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
@@ -330,24 +329,7 @@ func newSimApp(mw *workv1.ManifestWork, appSet, cluster string) (*simApp, error)
 // synced gives the spoke Application the status Argo CD gives it after syncing revision:
 // Healthy, or Progressing while its Deployment rolls out.
 func (s *simApp) synced(revision string, h health.HealthStatusCode, at time.Time) {
-	started, finished := metav1.NewTime(at.Add(-2*time.Second).Truncate(time.Second)), metav1.NewTime(at.Truncate(time.Second))
-	s.app.Status = argov1alpha1.ApplicationStatus{
-		Sync:   argov1alpha1.SyncStatus{Status: argov1alpha1.SyncStatusCodeSynced, Revision: revision},
-		Health: argov1alpha1.HealthStatus{Status: h},
-		OperationState: &argov1alpha1.OperationState{
-			Operation: argov1alpha1.Operation{Sync: &argov1alpha1.SyncOperation{Revision: revision}},
-			Phase:     synccommon.OperationSucceeded, Message: "successfully synced (all tasks run)",
-			SyncResult: &argov1alpha1.SyncOperationResult{Revision: revision},
-			StartedAt:  started, FinishedAt: &finished,
-		},
-		Resources: []argov1alpha1.ResourceStatus{
-			{Version: "v1", Kind: "Service", Namespace: "guestbook", Name: "guestbook-ui", Status: argov1alpha1.SyncStatusCodeSynced,
-				Health: &argov1alpha1.HealthStatus{Status: health.HealthStatusHealthy}},
-			{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "guestbook", Name: "guestbook-ui", Status: argov1alpha1.SyncStatusCodeSynced,
-				Health: &argov1alpha1.HealthStatus{Status: h}},
-		},
-		ReconciledAt: &finished,
-	}
+	s.app.Status = framework.SyncedGuestbookStatus(revision, h, at)
 }
 
 // publish writes the agent's report of the spoke Application with the agent's own code,

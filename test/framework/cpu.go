@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // CPU time for benchmarks, read from /proc (Linux only; 0 elsewhere): of one process,
@@ -47,4 +48,13 @@ func MachineCPU() (busy, all float64) {
 		}
 	}
 	return busy, all
+}
+
+// IdleCPURate is pid's CPU seconds per second over window, measured after settle: the
+// rate a benchmark takes off what it measures of a server that keeps its own loops running.
+func IdleCPURate(pid int, settle, window time.Duration) float64 {
+	time.Sleep(settle)
+	before, start := ProcessCPUSeconds(pid), time.Now()
+	time.Sleep(window)
+	return (ProcessCPUSeconds(pid) - before) / time.Since(start).Seconds()
 }

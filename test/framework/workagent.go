@@ -6,6 +6,8 @@ import (
 	"time"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	"github.com/argoproj/gitops-engine/pkg/health"
+	synccommon "github.com/argoproj/gitops-engine/pkg/sync/common"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -60,4 +62,28 @@ func WriteWorkAgentStatus(ctx context.Context, c client.Client, work types.Names
 	mw := &workv1.ManifestWork{}
 	mw.Namespace, mw.Name = work.Namespace, work.Name
 	return c.Status().Patch(ctx, mw, client.RawPatch(types.MergePatchType, patch))
+}
+
+// SyncedGuestbookStatus is the status Argo CD gives the guestbook example (a Service and a
+// Deployment) after syncing revision at at: health h, the Deployment's while it rolls out
+// (Progressing) or done (Healthy). The benchmarks' simulated spokes report it.
+func SyncedGuestbookStatus(revision string, h health.HealthStatusCode, at time.Time) argov1alpha1.ApplicationStatus {
+	started, finished := metav1.NewTime(at.Add(-2*time.Second).Truncate(time.Second)), metav1.NewTime(at.Truncate(time.Second))
+	return argov1alpha1.ApplicationStatus{
+		Sync:   argov1alpha1.SyncStatus{Status: argov1alpha1.SyncStatusCodeSynced, Revision: revision},
+		Health: argov1alpha1.HealthStatus{Status: h},
+		OperationState: &argov1alpha1.OperationState{
+			Operation: argov1alpha1.Operation{Sync: &argov1alpha1.SyncOperation{Revision: revision}},
+			Phase:     synccommon.OperationSucceeded, Message: "successfully synced (all tasks run)",
+			SyncResult: &argov1alpha1.SyncOperationResult{Revision: revision},
+			StartedAt:  started, FinishedAt: &finished,
+		},
+		Resources: []argov1alpha1.ResourceStatus{
+			{Version: "v1", Kind: "Service", Namespace: "guestbook", Name: "guestbook-ui", Status: argov1alpha1.SyncStatusCodeSynced,
+				Health: &argov1alpha1.HealthStatus{Status: health.HealthStatusHealthy}},
+			{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "guestbook", Name: "guestbook-ui", Status: argov1alpha1.SyncStatusCodeSynced,
+				Health: &argov1alpha1.HealthStatus{Status: h}},
+		},
+		ReconciledAt: &finished,
+	}
 }

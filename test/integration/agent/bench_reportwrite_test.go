@@ -3,7 +3,6 @@ package agent_test
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -81,24 +79,13 @@ func BenchmarkReportWrite(b *testing.B) {
 		b.Fatal("no kube-apiserver process found")
 	}
 	var sent atomic.Int64
-	cfg := rest.CopyConfig(hubServer.Config)
-	cfg.QPS, cfg.Burst = -1, 0 // no client-side throttling: the server's cost is measured
-	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
-		return roundTripperFunc(func(r *http.Request) (*http.Response, error) {
-			if r.ContentLength > 0 {
-				sent.Add(r.ContentLength)
-			}
-			return rt.RoundTrip(r)
-		})
-	}
+	cfg := framework.UnthrottledCountingSent(hubServer.Config, &sent)
 	hub, err := client.New(cfg, client.Options{Scheme: hubServer.Scheme})
 	must(b, err)
 
-	// The idle rate is taken off: the API server's own loops keep running meanwhile.
-	time.Sleep(5 * time.Second) // CRDs just installed: let the server settle
-	idleBefore, idleStart := framework.ProcessCPUSeconds(pid), time.Now()
-	time.Sleep(5 * time.Second)
-	idleRate := (framework.ProcessCPUSeconds(pid) - idleBefore) / time.Since(idleStart).Seconds()
+	// The idle rate is taken off: the API server's own loops keep running meanwhile; the
+	// CRDs were just installed, so the server settles first.
+	idleRate := framework.IdleCPURate(pid, 5*time.Second, 5*time.Second)
 	b.Logf("kube-apiserver idle: %.1f CPU ms/s", idleRate*1000)
 
 	// Each run starts its own API server; the order of the methods turns from run to run,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"sync/atomic"
 	"testing"
@@ -12,13 +11,11 @@ import (
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"github.com/argoproj/gitops-engine/pkg/health"
-	synccommon "github.com/argoproj/gitops-engine/pkg/sync/common"
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/rest"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -101,16 +98,7 @@ func BenchmarkChangeWrites(b *testing.B) {
 		b.Fatal("no kube-apiserver process found")
 	}
 	var sent atomic.Int64
-	cfg := manager.OwnConnection(rest.CopyConfig(server.Config))
-	cfg.QPS, cfg.Burst = -1, 0 // no client-side throttling: the server's cost is measured
-	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
-		return benchRoundTripper(func(r *http.Request) (*http.Response, error) {
-			if r.ContentLength > 0 {
-				sent.Add(r.ContentLength)
-			}
-			return rt.RoundTrip(r)
-		})
-	}
+	cfg := framework.UnthrottledCountingSent(manager.OwnConnection(server.Config), &sent)
 	c, err := client.New(cfg, client.Options{Scheme: server.Scheme})
 	benchMust(b, err)
 	f := newChangeFleet(ctx, b, c)
@@ -118,10 +106,8 @@ func BenchmarkChangeWrites(b *testing.B) {
 		benchMust(b, watchAsTheManager(ctx, server))
 	}
 
-	time.Sleep(5 * time.Second) // let the server settle after the set-up
-	idleBefore, idleStart := framework.ProcessCPUSeconds(pid), time.Now()
-	time.Sleep(5 * time.Second)
-	idleRate := (framework.ProcessCPUSeconds(pid) - idleBefore) / time.Since(idleStart).Seconds()
+	// The server settles after the set-up; its idle rate is then taken off.
+	idleRate := framework.IdleCPURate(pid, 5*time.Second, 5*time.Second)
 	b.Logf("kube-apiserver idle: %.1f CPU ms/s", idleRate*1000)
 
 	// The order of the writes turns from run to run, so that none always goes first.
@@ -233,27 +219,11 @@ func watchAsTheManager(ctx context.Context, server *framework.APIServer) error {
 // spokeStatus is the spoke Application's status in a round of changes: odd rounds sync a
 // new revision, Progressing, even rounds finish it, Healthy; round 0 is the first sync.
 func spokeStatus(round int, at time.Time) argov1alpha1.ApplicationStatus {
-	rev, h := fmt.Sprintf("%040x", (round+1)/2), health.HealthStatusHealthy
+	h := health.HealthStatusHealthy
 	if round%2 == 1 {
 		h = health.HealthStatusProgressing
 	}
-	started, finished := metav1.NewTime(at.Add(-2*time.Second).Truncate(time.Second)), metav1.NewTime(at.Truncate(time.Second))
-	return argov1alpha1.ApplicationStatus{
-		Sync:   argov1alpha1.SyncStatus{Status: argov1alpha1.SyncStatusCodeSynced, Revision: rev},
-		Health: argov1alpha1.HealthStatus{Status: h},
-		OperationState: &argov1alpha1.OperationState{
-			Operation: argov1alpha1.Operation{Sync: &argov1alpha1.SyncOperation{Revision: rev}},
-			Phase:     synccommon.OperationSucceeded, Message: "successfully synced (all tasks run)",
-			SyncResult: &argov1alpha1.SyncOperationResult{Revision: rev}, StartedAt: started, FinishedAt: &finished,
-		},
-		Resources: []argov1alpha1.ResourceStatus{
-			{Version: "v1", Kind: "Service", Namespace: "guestbook", Name: "guestbook-ui", Status: argov1alpha1.SyncStatusCodeSynced,
-				Health: &argov1alpha1.HealthStatus{Status: health.HealthStatusHealthy}},
-			{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "guestbook", Name: "guestbook-ui", Status: argov1alpha1.SyncStatusCodeSynced,
-				Health: &argov1alpha1.HealthStatus{Status: h}},
-		},
-		ReconciledAt: &finished,
-	}
+	return framework.SyncedGuestbookStatus(fmt.Sprintf("%040x", (round+1)/2), h, at)
 }
 
 // mirrorShape sets on hub what the application status controller mirrors of spoke: the
@@ -266,10 +236,6 @@ func mirrorShape(hub, spoke *argov1alpha1.ApplicationStatus, now metav1.Time) {
 	hub.OperationState = &argov1alpha1.OperationState{Phase: op.Phase, StartedAt: op.StartedAt, Message: op.Message, FinishedAt: op.FinishedAt}
 	hub.Resources = spoke.Resources
 }
-
-type benchRoundTripper func(*http.Request) (*http.Response, error)
-
-func (f benchRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 func benchMust(b *testing.B, err error) {
 	b.Helper()
