@@ -28,6 +28,7 @@ import (
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/propagation"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/manager"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/builders"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
 
@@ -81,8 +82,9 @@ var changeWrites = []changeWrite{
 // changes one after the other (a new revision Progressing, then Healthy, alternating).
 // It prints the kube-apiserver's CPU per write (its idle rate, measured first, taken off),
 // the request bytes and the wall time, and asserts nothing. The sum is what the writes a
-// change needs cost before any load: make bench-scale's figure per change, under load,
-// adds the report's own write and what the load adds to each. BENCH_WITHOUT_WATCHES=1
+// change needs cost before any load: make bench-scale's figure per change adds the
+// MulticlusterApplicationSetReport writes (coalesced over several changes) and what the
+// load adds to each write. BENCH_WITHOUT_WATCHES=1
 // leaves the manager's watches closed.
 //
 //	KUBEBUILDER_ASSETS=$PWD/bin/envtest go test ./test/integration/appstatus/ -run '^$' -bench ChangeWrites -benchtime 1x -count 3 -timeout 30m
@@ -159,17 +161,8 @@ func newChangeFleet(ctx context.Context, b *testing.B, c client.Client) *changeF
 	benchMust(b, c.Create(ctx, mca))
 	f := &changeFleet{c: c, owner: agent.AddonOwnerReference(mca)}
 	for i := range benchApplications {
-		app := &argov1alpha1.Application{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("guestbook-%03d", i), Namespace: argoNamespace,
-				Labels:      map[string]string{apps.LabelPullToOCMManagedCluster: "true"},
-				Annotations: map[string]string{apps.AnnotationSkipReconcile: "true", apps.AnnotationOCMManagedCluster: benchCluster}},
-			Spec: argov1alpha1.ApplicationSpec{
-				Project:     "default",
-				Source:      &argov1alpha1.ApplicationSource{RepoURL: "https://github.com/argoproj/argocd-example-apps.git", TargetRevision: "HEAD", Path: "guestbook"},
-				Destination: argov1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "guestbook"},
-				SyncPolicy:  &argov1alpha1.SyncPolicy{Automated: &argov1alpha1.SyncPolicyAutomated{Prune: true}},
-			},
-		}
+		app := builders.Application(fmt.Sprintf("guestbook-%03d", i)).Pulled().Cluster(benchCluster).
+			SyncPolicy(argov1alpha1.SyncPolicy{Automated: &argov1alpha1.SyncPolicyAutomated{Prune: true}}).Build()
 		benchMust(b, c.Create(ctx, app))
 		stored := &unstructured.Unstructured{}
 		stored.SetGroupVersionKind(argov1alpha1.ApplicationSchemaGroupVersionKind)
