@@ -22,8 +22,8 @@ CRD_DIR := charts/argocd-pull-integration/files/crds
 # The API server binaries the tests run against, built from the Go module proxy.
 ENVTEST_ASSETS := $(BIN)/envtest
 
-# The renderers `cmp generate` runs for Kustomize and Helm sources (pkg/cmp), built from
-# the Go module proxy so that pkg/cmp's tests run the real tools, not stand-ins. Kustomize
+# The renderers `cmp generate` runs for Kustomize and Helm sources (pkg/hub/cmp), built from
+# the Go module proxy so that pkg/hub/cmp's tests run the real tools, not stand-ins. Kustomize
 # v5.7.1 is the release built on kustomize/api v0.20.1, the version our go.mod and
 # hack/argocd's Argo CD v3.2.11 link; Helm is the version of our go.mod's helm.sh/helm/v3,
 # whose engine the chart tests use.
@@ -38,7 +38,7 @@ HELM := $(BIN)/helm-$(HELM_VERSION)
 HELM_LDFLAGS := -s -w -X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION) \
 	-X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=34 \
 	-X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=34
-# How pkg/cmp's tests find them (pkg/cmp/tools_test.go); they fail when these are unset
+# How pkg/hub/cmp's tests find them (pkg/hub/cmp/tools_test.go); they fail when these are unset
 # and neither tool is on PATH.
 RENDERER_ENV := KUSTOMIZE=$(KUSTOMIZE) HELM=$(HELM)
 
@@ -127,7 +127,7 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy code and CRD manifests from pkg
 manifests: generate ## Alias of generate (CRDs are the only generated manifests).
 
 .PHONY: verify
-verify: $(CONTROLLER_GEN) fmt-check ## Fail when generated files are stale (regenerates and compares), Go files are not gofmt'ed or a hub controller imports another.
+verify: $(CONTROLLER_GEN) fmt-check ## Fail when generated files are stale (regenerates and compares), Go files are not gofmt'ed or an import crosses the layout's boundaries (hack/verify-imports.sh).
 	@before=$$(mktemp -d); trap 'rm -rf "$$before"' EXIT; \
 	mkdir -p "$$before/apis" "$$before/crds"; \
 	cp -r pkg/apis/. "$$before/apis"; cp -r $(CRD_DIR)/. "$$before/crds"; \
@@ -138,7 +138,7 @@ verify: $(CONTROLLER_GEN) fmt-check ## Fail when generated files are stale (rege
 	@GO=$(GO) ./hack/verify-imports.sh
 
 .PHONY: verify-imports
-verify-imports: ## Fail when a package of one hub controller (pkg/hub/<controller>, tests included) depends on another's.
+verify-imports: ## Fail when an import crosses the layout's boundaries or a hub reconciler depends on another (tests included).
 	@GO=$(GO) ./hack/verify-imports.sh
 
 .PHONY: fmt-check
@@ -170,10 +170,10 @@ argocd: ## Build the Argo CD v3 components the fleet tests run into bin/argocd (
 	GO=$(GO) ./hack/build-argocd.sh
 
 .PHONY: kustomize
-kustomize: $(KUSTOMIZE) ## Build kustomize into bin/ for pkg/cmp's tests (cached).
+kustomize: $(KUSTOMIZE) ## Build kustomize into bin/ for pkg/hub/cmp's tests (cached).
 
 .PHONY: helm
-helm: $(HELM) ## Build helm into bin/ for pkg/cmp's tests (cached).
+helm: $(HELM) ## Build helm into bin/ for pkg/hub/cmp's tests (cached).
 
 .PHONY: clusteradm
 clusteradm: $(CLUSTERADM) ## Build OCM's clusteradm into bin/ for the e2e suite (cached; cold several minutes).
@@ -230,7 +230,7 @@ test-fleet-faults: envtest argocd debian-packages ## Test the fleet's fault inje
 		$(GO) test -tags e2e ./test/fleet/faults_test -count=1 -timeout 10m -v
 
 .PHONY: test-unit
-test-unit: $(KUSTOMIZE) $(HELM) ## Unit tests only (no API server; pkg/cmp runs the real kustomize and helm).
+test-unit: $(KUSTOMIZE) $(HELM) ## Unit tests only (no API server; pkg/hub/cmp runs the real kustomize and helm).
 	$(RENDERER_ENV) $(GO) test ./pkg/... ./cmd/... -count=1
 
 $(CONTROLLER_GEN):

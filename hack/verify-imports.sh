@@ -1,45 +1,95 @@
 #!/usr/bin/env bash
-# Fails when a hub controller's packages depend on another hub controller's: every
-# directory pkg/hub/<controller> is one controller (propagation, appstatus, gitopscluster,
-# aggregation), and each must build, test and change on its own. Code two controllers
-# share belongs outside pkg/hub/<controller> (pkg/hub itself or another pkg/ package),
-# which is what this check tells apart.
+# Fails when an import crosses a boundary of the layout (CONTRIBUTING.md, "Layout"):
 #
-# For each controller it walks the dependency graph of its packages and their tests
-# (`go list -deps -test`: test files and external _test packages included), directly or
-# through other packages of the module, and prints every import that enters another
-# controller's directory. Run by `make verify`.
+#   pkg/internal/<x>   small internals: import no other package of the module
+#   pkg/apis/...       API types: pkg/apis, pkg/internal
+#   pkg/contract/<x>   what the hub and the cluster side share: pkg/apis, pkg/contract, pkg/internal
+#   pkg/hub/<x>        hub side: never pkg/spoke
+#   pkg/spoke/<x>      cluster side: never pkg/hub
+#   pkg/...            never test/ or hack/ (test files may use test/ fixtures)
+#
+# and when a hub reconciler (pkg/hub/<reconciler>, below) depends on another one, directly
+# or through other packages of the module, tests included (`go list -deps -test`): each
+# must build, test and change on its own, and only pkg/hub/manager wires them together.
+# Run by `make verify`.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 go=${GO:-go}
 
 mod=$("$go" list -m)
-hub="$mod/pkg/hub/"
+reconcilers=(propagation appstatus gitopscluster aggregation)
 
-# The controllers: the first path element under pkg/hub of every package there.
-mapfile -t controllers < <("$go" list -f '{{.ImportPath}}' ./pkg/hub/... |
-	awk -v hub="$hub" 'index($0, hub) == 1 { split(substr($0, length(hub) + 1), p, "/"); print p[1] }' | sort -u)
-if [[ ${#controllers[@]} -eq 0 ]]; then
-	echo "verify-imports: no packages under pkg/hub" >&2
-	exit 1
+# Every package of the module with its direct imports (non-test files): "pkg|imports".
+failed=0
+layering=$("$go" list -e -f '{{.ImportPath}}|{{join .Imports " "}}' ./... |
+	awk -F'|' -v mod="$mod/" '
+		function rel(p) { return index(p, mod) == 1 ? substr(p, length(mod) + 1) : "" }
+		function under(p, dir) { return p == dir || index(p, dir "/") == 1 }
+		# allowed(from, to): may package from (module-relative) import to?
+		function allowed(from, to) {
+			if (under(from, "pkg/internal")) return under(to, "pkg/internal")
+			if (under(from, "pkg/apis")) return under(to, "pkg/apis") || under(to, "pkg/internal")
+			if (under(from, "pkg/contract")) return under(to, "pkg/apis") || under(to, "pkg/contract") || under(to, "pkg/internal")
+			if (under(from, "pkg/hub") && under(to, "pkg/spoke")) return 0
+			if (under(from, "pkg/spoke") && under(to, "pkg/hub")) return 0
+			if (under(from, "pkg") && (under(to, "test") || under(to, "hack"))) return 0
+			return 1
+		}
+		{
+			from = rel($1)
+			if (from == "") next
+			n = split($2, imports, " ")
+			for (i = 1; i <= n; i++) {
+				to = rel(imports[i])
+				if (to != "" && !allowed(from, to)) print "  " from " imports " to
+			}
+		}' | sort -u)
+if [[ -n "$layering" ]]; then
+	echo "imports that cross the layout's boundaries:"
+	echo "$layering"
+	failed=1
 fi
 
-failed=0
-for c in "${controllers[@]}"; do
+# Only the manager wires reconcilers: no other non-test package imports one.
+wiring=$("$go" list -e -f '{{.ImportPath}}|{{join .Imports " "}}' ./... |
+	awk -F'|' -v hub="$mod/pkg/hub/" -v mod="$mod/" -v list="${reconcilers[*]}" '
+		BEGIN { n = split(list, r, " "); for (i = 1; i <= n; i++) isRec[hub r[i]] = 1 }
+		function top(p,    rest, parts) {
+			if (index(p, hub) != 1) return ""
+			rest = substr(p, length(hub) + 1); split(rest, parts, "/"); return hub parts[1]
+		}
+		{
+			from = $1
+			if (from == mod "pkg/hub/manager" || index(from, mod "cmd/") == 1) next
+			m = split($2, imports, " ")
+			for (i = 1; i <= m; i++) {
+				t = top(imports[i])
+				if (t in isRec && top(from) != t) print "  " substr(from, length(mod) + 1) " imports " substr(imports[i], length(mod) + 1)
+			}
+		}' | sort -u)
+if [[ -n "$wiring" ]]; then
+	echo "only pkg/hub/manager may import a reconciler (${reconcilers[*]}):"
+	echo "$wiring"
+	failed=1
+fi
+
+hub="$mod/pkg/hub/"
+for c in "${reconcilers[@]}"; do
 	# One line per package in the graph: "<package>|<its imports>". Test variants are
 	# named "p [p.test]", "p_test [p.test]" and "p.test"; their imports include those of
 	# the test files.
 	violations=$("$go" list -deps -test -f '{{.ImportPath}}|{{join .Imports " "}}' "./pkg/hub/$c/..." |
-		awk -F'|' -v hub="$hub" -v mod="$mod/" -v c="$c" '
-			# owner: the controller directory a package path is in, "" outside pkg/hub/<x>.
+		awk -F'|' -v hub="$hub" -v mod="$mod/" -v c="$c" -v list="${reconcilers[*]}" '
+			BEGIN { n = split(list, r, " "); for (i = 1; i <= n; i++) isRec[r[i]] = 1 }
+			# owner: the reconciler directory a package path is in, "" outside one.
 			function owner(p,    rest, parts) {
 				sub(/ \[.*\]$/, "", p)
 				if (index(p, hub) != 1) return ""
 				rest = substr(p, length(hub) + 1)
 				split(rest, parts, "/")
 				sub(/(\.test|_test)$/, "", parts[1])
-				return parts[1]
+				return (parts[1] in isRec) ? parts[1] : ""
 			}
 			function short(p,    i) {
 				while ((i = index(p, mod)) > 0) p = substr(p, 1, i - 1) substr(p, i + length(mod))
@@ -48,8 +98,8 @@ for c in "${controllers[@]}"; do
 			{
 				from = $1
 				fromOwner = owner(from)
-				# Imports by another controller are that controller'"'"'s own finding: every
-				# path into another controller enters it from this one or from a shared package.
+				# Imports by another reconciler are that reconciler'"'"'s own finding: every
+				# path into another reconciler enters it from this one or from a shared package.
 				if (fromOwner != "" && fromOwner != c) next
 				n = split($2, imports, " ")
 				for (i = 1; i <= n; i++) {
@@ -76,14 +126,14 @@ for c in "${controllers[@]}"; do
 				}
 			}' | sort -u)
 	if [[ -n "$violations" ]]; then
-		echo "pkg/hub/$c depends on another hub controller's package:"
+		echo "pkg/hub/$c depends on another hub reconciler's package:"
 		echo "$violations"
 		failed=1
 	fi
 done
 
 if [[ $failed -ne 0 ]]; then
-	echo "A hub controller must not import another (pkg/hub/<controller>): move what they share out of pkg/hub/<controller>."
+	echo "See CONTRIBUTING.md, \"Layout\", for where shared code belongs."
 	exit 1
 fi
-echo "verify-imports: no hub controller imports another (${controllers[*]})"
+echo "verify-imports: the layout's boundaries hold; no hub reconciler imports another (${reconcilers[*]})"

@@ -1,5 +1,5 @@
 // Package manifests holds the argocd-pull agent's Helm chart, embedded into the binary.
-// The addon manager (pkg/addon) renders it through the addon-framework factory once per
+// The addon manager (pkg/hub/addon) renders it through the addon-framework factory once per
 // enabled managed cluster and ships the result to the cluster in a ManifestWork.
 package manifests
 

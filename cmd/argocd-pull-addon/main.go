@@ -13,10 +13,10 @@ import (
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/agent"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/cmp"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/finalizers"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/manager"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/cmp"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/finalizers"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/manager"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/spoke/agent"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/version"
 )
 

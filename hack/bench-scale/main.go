@@ -7,7 +7,7 @@
 // Per size and run it starts a fresh hub API server (envtest, every CRD installed) and
 // creates the fleet the OCM hub would hold: ManagedClusters with namespaces, argocd-pull
 // ManagedClusterAddOns reported Available, the agents' hub Role and RoleBinding built by
-// pkg/addon, the chart's ClusterManagementAddOn. It starts `argocd-pull-addon manager`
+// pkg/hub/addon, the chart's ClusterManagementAddOn. It starts `argocd-pull-addon manager`
 // (built from this tree) against it, then measures these phases, each until the
 // manager's writes stop:
 //

@@ -11,7 +11,7 @@ import (
 	"github.com/argoproj/gitops-engine/pkg/health"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/agent"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/spoke/agent"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
 

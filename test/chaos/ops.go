@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/propagation"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/pullmodel"
 )
 
 // opKind names an operation in the log and the figures.
@@ -382,7 +382,7 @@ func (h *harness) standaloneObject(a *standaloneApp) *unstructured.Unstructured 
 		apps.AnnotationOCMManagedClusterAppNamespace: argoNS,
 	})
 	if a.finalizer {
-		app.SetFinalizers([]string{propagation.ResourcesFinalizer})
+		app.SetFinalizers([]string{pullmodel.ResourcesFinalizer})
 	}
 	return app
 }

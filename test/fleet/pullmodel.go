@@ -199,7 +199,7 @@ func InstallPullModel(ctx context.Context, f *Fleet, opts PullModelOptions) (_ *
 	}
 	for i := range opts.ManagerReplicas {
 		metrics, probes := framework.LoopbackAddress(ports[2*i]), framework.LoopbackAddress(ports[2*i+1])
-		// The chart's arguments (so --argocd-namespaces and the rest scope the manager as
+		// The chart's arguments (so --gitopscluster-argocd-namespaces and the rest scope the manager as
 		// in a pod), then loopback ports and the leader election namespace the pod would
 		// have taken from its service account: a later flag overrides an earlier one.
 		args := append([]string{"manager", "--kubeconfig", kubeconfig}, chartArgs...)

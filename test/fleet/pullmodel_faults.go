@@ -17,7 +17,7 @@ import (
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
 
-// managerLeaderElectionID is the manager's leader election Lease (pkg/manager).
+// managerLeaderElectionID is the manager's leader election Lease (pkg/hub/manager).
 const managerLeaderElectionID = "argocd-pull-addon-manager"
 
 // ManagerReplicas is how many manager replicas the model runs.

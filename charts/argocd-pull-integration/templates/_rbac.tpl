@@ -7,6 +7,6 @@
 
 {{/* Manager arguments that scope what it writes to the chart's RBAC. */}}
 {{- define "argocd-pull-integration.rbacArgs" -}}
-- --argocd-namespaces={{ include "argocd-pull-integration.argoNamespaces" . | fromJsonArray | join "," }}
+- --gitopscluster-argocd-namespaces={{ include "argocd-pull-integration.argoNamespaces" . | fromJsonArray | join "," }}
 - --applicationset-controller-service-account={{ required "rbac.applicationSetControllerServiceAccount must name a ServiceAccount" .Values.rbac.applicationSetControllerServiceAccount }}
 {{- end -}}

@@ -3,7 +3,7 @@ package apps
 import (
 	"strings"
 
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/naming"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/internal/naming"
 )
 
 // ApplicationStatusReport labels. The agent sets them on every report it writes so hub

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/pullmodel"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/workqueue"

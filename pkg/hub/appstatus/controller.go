@@ -64,9 +64,9 @@ import (
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/ownwrites"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/report"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/pullmodel"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/report"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/appwrite"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
@@ -104,7 +104,7 @@ type reconciler struct {
 	// it: a change reaches the controller twice in quick succession (the work agent's
 	// feedback, then the agent's report), and the second write built on a cache without
 	// the first lost about one in five patches to conflicts under load (docs/benchmarks.md).
-	written ownwrites.Tracker[*argov1alpha1.Application]
+	written appwrite.Writes
 }
 
 var _ reconcile.Reconciler = &reconciler{}
@@ -250,14 +250,14 @@ func (r *reconciler) reportFor(ctx context.Context, app *argov1alpha1.Applicatio
 }
 
 // mirror merges the scalars, the report's details and the hub conditions into the
-// Application's status and writes it when something changed (pullmodel.PatchApplication):
+// Application's status and writes it when something changed (appwrite.PatchApplication):
 // the controller's only write. A hub condition the write adds is recorded as a Warning
 // Event: the write succeeded on the very version that did not have it, so each
 // appearance is recorded once.
 func (r *reconciler) mirror(ctx context.Context, cached *argov1alpha1.Application, want desired) error {
 	log := ctrl.LoggerFrom(ctx)
 	now := r.now()
-	before, written, err := pullmodel.PatchApplication(ctx, r.client, r.apiReader, &r.written, cached, func(app *argov1alpha1.Application) bool {
+	before, written, err := appwrite.PatchApplication(ctx, r.client, r.apiReader, &r.written, cached, func(app *argov1alpha1.Application) bool {
 		scalarsChanged := mirrorScalars(&app.Status, want.scalars, now)
 		detailsChanged := mirrorReportDetails(&app.Status, want.report)
 		var conditionsChanged bool

@@ -27,10 +27,6 @@ const (
 	LabelACMCluster    = "apps.open-cluster-management.io/acm-cluster"
 	LabelClusterName   = "apps.open-cluster-management.io/cluster-name"
 	LabelClusterServer = "apps.open-cluster-management.io/cluster-server"
-
-	// Finalizer lets the controller release the cluster Secrets of a deleted
-	// GitOpsCluster, which live in another namespace than the GitOpsCluster's in general.
-	Finalizer = "apps.open-cluster-management.io/gitopscluster-cleanup"
 )
 
 // Names of the ApplicationSet generator configuration: the ConfigMaps the ApplicationSet

@@ -186,9 +186,9 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if !gc.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.reconcileDelete(ctx, gc)
 	}
-	if !controllerutil.ContainsFinalizer(gc, Finalizer) {
+	if !controllerutil.ContainsFinalizer(gc, appsv1beta1.GitOpsClusterFinalizer) {
 		before := gc.DeepCopy()
-		controllerutil.AddFinalizer(gc, Finalizer)
+		controllerutil.AddFinalizer(gc, appsv1beta1.GitOpsClusterFinalizer)
 		if err := r.client.Patch(ctx, gc, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 			return ctrl.Result{}, fmt.Errorf("adding finalizer to GitOpsCluster %s: %w", klog.KObj(gc), err)
 		}
@@ -394,7 +394,7 @@ func ensure[T client.Object](ctx context.Context, r *reconciler, kind string, de
 // reconcileDelete lets go of every cluster Secret gc owns (deleting those it was the last
 // owner of), then removes the finalizer.
 func (r *reconciler) reconcileDelete(ctx context.Context, gc *appsv1beta1.GitOpsCluster) error {
-	if !controllerutil.ContainsFinalizer(gc, Finalizer) {
+	if !controllerutil.ContainsFinalizer(gc, appsv1beta1.GitOpsClusterFinalizer) {
 		return nil
 	}
 	// Uncached: a Secret gc joined just before its deletion must not be missed.
@@ -402,7 +402,7 @@ func (r *reconciler) reconcileDelete(ctx context.Context, gc *appsv1beta1.GitOps
 		return err
 	}
 	before := gc.DeepCopy()
-	controllerutil.RemoveFinalizer(gc, Finalizer)
+	controllerutil.RemoveFinalizer(gc, appsv1beta1.GitOpsClusterFinalizer)
 	if err := r.client.Patch(ctx, gc, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("removing finalizer from GitOpsCluster %s: %w", klog.KObj(gc), err)
 	}

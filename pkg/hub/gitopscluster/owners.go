@@ -24,7 +24,7 @@ import (
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1beta1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1beta1"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/naming"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/internal/naming"
 )
 
 // OwnerPrefix is the prefix of the owner marks of a cluster Secret: for each owning

@@ -8,12 +8,14 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
+
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/pullmodel"
 )
 
 // TestStoredApplicationTypedView: the typed view decisions are made on is decoded from the
 // stored object, fields the types do not know ignored.
 func TestStoredApplicationTypedView(t *testing.T) {
-	want := hubApplication("a").Cluster("c1").Finalizer(ResourcesFinalizer).
+	want := hubApplication("a").Cluster("c1").Finalizer(pullmodel.ResourcesFinalizer).
 		Operation(argov1alpha1.Operation{Sync: &argov1alpha1.SyncOperation{Revision: "HEAD"}}).Build()
 	in := &storedApplication{}
 	if err := in.set(stored(t, want)); err != nil {

@@ -12,8 +12,9 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/latency"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/pullmodel"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/appwrite"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/internal/latency"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
@@ -184,18 +185,18 @@ func (r *reconciler) reconcileDelete(ctx context.Context, app *argov1alpha1.Appl
 		log.V(2).Info("Application is being deleted, deleting its ManifestWorks", "count", len(works))
 		return r.deleteWorks(ctx, works, nil)
 	}
-	if !HoldsResourcesFinalizer(app) {
+	if !pullmodel.HoldsResourcesFinalizer(app) {
 		return nil
 	}
 	patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	controllerutil.RemoveFinalizer(app, ResourcesFinalizer)
+	controllerutil.RemoveFinalizer(app, pullmodel.ResourcesFinalizer)
 	if err := r.client.Patch(ctx, app, patch); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
-		return fmt.Errorf("removing finalizer %s from Application %s: %w", ResourcesFinalizer, klog.KObj(app), err)
+		return fmt.Errorf("removing finalizer %s from Application %s: %w", pullmodel.ResourcesFinalizer, klog.KObj(app), err)
 	}
-	log.V(2).Info("Removed the resources finalizer: no ManifestWork left", "finalizer", ResourcesFinalizer)
+	log.V(2).Info("Removed the resources finalizer: no ManifestWork left", "finalizer", pullmodel.ResourcesFinalizer)
 	return nil
 }
 
@@ -247,7 +248,7 @@ func (r *reconciler) hold(ctx context.Context, app *argov1alpha1.Application, wo
 }
 
 // report makes app's propagation conditions say p (nothing when p is nil), writing only
-// when that changes them (pullmodel.PatchApplication), and records p as a Warning Event
+// when that changes them (appwrite.PatchApplication), and records p as a Warning Event
 // when its condition is new.
 func (r *reconciler) report(ctx context.Context, cached *argov1alpha1.Application, p *problem) error {
 	log := ctrl.LoggerFrom(ctx)
@@ -255,7 +256,7 @@ func (r *reconciler) report(ctx context.Context, cached *argov1alpha1.Applicatio
 	if p != nil {
 		want = []argov1alpha1.ApplicationCondition{pullmodel.HubCondition(p.condition, p.message)}
 	}
-	before, written, err := pullmodel.PatchApplication(ctx, r.client, r.apiReader, nil, cached, func(app *argov1alpha1.Application) bool {
+	before, written, err := appwrite.PatchApplication(ctx, r.client, r.apiReader, nil, cached, func(app *argov1alpha1.Application) bool {
 		var changed bool
 		app.Status.Conditions, changed = pullmodel.SetHubConditions(app.Status.Conditions, pullmodel.PropagationConditionTypes, want, r.now())
 		return changed

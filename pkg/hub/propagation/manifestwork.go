@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/pullmodel"
 
 	argoapp "github.com/argoproj/argo-cd/v2/pkg/apis/application"
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
@@ -19,8 +19,6 @@ import (
 
 // Argo CD strings the propagation needs besides the wire contract in pkg/apis/apps.
 const (
-	// ResourcesFinalizer is Argo CD's cascading-delete finalizer.
-	ResourcesFinalizer = "resources-finalizer.argocd.argoproj.io"
 	// LabelLocalCluster marks the hub's own ManagedCluster, never a pull-model target.
 	LabelLocalCluster = "local-cluster"
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/pullmodel"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/builders"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
@@ -135,7 +135,7 @@ func stored(t *testing.T, app *argov1alpha1.Application) *unstructured.Unstructu
 // TestBuildManifestWorkGolden pins the exact ManifestWork of one Application.
 func TestBuildManifestWorkGolden(t *testing.T) {
 	app := stored(t, hubApplication("cluster1-guestbook").Cluster("cluster1").OwnedBy("guestbook", "appset-uid").
-		Finalizer(ResourcesFinalizer).Operation(syncOperation).
+		Finalizer(pullmodel.ResourcesFinalizer).Operation(syncOperation).
 		Label("app.kubernetes.io/part-of", "guestbook").
 		Annotation(apps.AnnotationRefresh, "hard").
 		Annotation(apps.AnnotationOCMManagedClusterAppNamespace, "openshift-gitops").Build())
@@ -167,7 +167,7 @@ func TestBuildManifestWorkGolden(t *testing.T) {
 				apps.AnnotationOperationRequest:        `{"id":"op-1","operation":{"sync":{"prune":true,"revision":"HEAD"}}}`,
 				apps.AnnotationRefreshRequest:          `{"id":"refresh-1","refresh":"hard"}`,
 			},
-			"finalizers": []any{ResourcesFinalizer},
+			"finalizers": []any{pullmodel.ResourcesFinalizer},
 		},
 		"spec": map[string]any{
 			"project": "default",

@@ -4,7 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/latency"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/internal/latency"
 )
 
 // propagationLatency is the controller's metric (docs/metrics.md).

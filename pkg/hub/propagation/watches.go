@@ -6,7 +6,6 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/klog/v2"
@@ -21,6 +20,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/pullmodel"
 )
 
 // appClusterIndex indexes Applications by their target cluster annotation.
@@ -158,4 +159,11 @@ func clusterTargetability() predicate.Predicate {
 				e.ObjectOld.GetLabels()[LabelLocalCluster] != e.ObjectNew.GetLabels()[LabelLocalCluster]
 		},
 	}
+}
+
+// heldFinalizerPredicate keeps the events of Applications whose resources finalizer this
+// controller holds but which carry no pull label (unmarked by removing it), so that their
+// deletion reaches the controller.
+func heldFinalizerPredicate() predicate.Predicate {
+	return predicate.NewPredicateFuncs(pullmodel.HoldsResourcesFinalizer)
 }

@@ -10,7 +10,7 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/pullmodel"
 )
 
 // storedApp is a hub Application as the manager caches it for propagation (trimmed).

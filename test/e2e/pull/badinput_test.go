@@ -21,8 +21,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/pullmodel"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/propagation"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/fleet"
 )
 
@@ -152,7 +152,7 @@ func createStandaloneApp(ctx SpecContext, name string, spec map[string]any) {
 		"apps.open-cluster-management.io/ocm-managed-cluster":               badInputCluster,
 		"apps.open-cluster-management.io/ocm-managed-cluster-app-namespace": argoNS,
 	})
-	app.SetFinalizers([]string{propagation.ResourcesFinalizer})
+	app.SetFinalizers([]string{pullmodel.ResourcesFinalizer})
 	Expect(hub.Create(ctx, app)).To(Succeed())
 	DeferCleanup(func(ctx SpecContext) { deleteStandaloneApp(ctx, name) }, NodeTimeout(3*time.Minute))
 }

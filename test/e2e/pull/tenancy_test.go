@@ -22,8 +22,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/pullmodel"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/propagation"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/fleet"
 )
 
@@ -137,7 +137,7 @@ var _ = Describe("Tenancy: a team's mistakes on a shared hub", Ordered, func() {
 			"apps.open-cluster-management.io/ocm-managed-cluster":               allowedCluster,
 			"apps.open-cluster-management.io/ocm-managed-cluster-app-namespace": argoNS,
 		})
-		app.SetFinalizers([]string{propagation.ResourcesFinalizer})
+		app.SetFinalizers([]string{pullmodel.ResourcesFinalizer})
 		Expect(alice.Create(ctx, app)).To(Succeed())
 
 		expectTeamAppRefused(ctx, propagation.ReasonNamespaceNotPermitted,

@@ -30,10 +30,10 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/addon"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/report"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/report"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/addon"
 )
 
 const (
@@ -347,7 +347,7 @@ var _ = Describe("The argocd-pull addon manager", func() {
 		By("binding the chart's ClusterRole, which grants exactly what the agent uses")
 		role := &rbacv1.ClusterRole{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Name: addon.AgentHubRoleName}, role)).To(Succeed())
-		// pkg/addon's unit test holds AgentHubRules to a literal list, rule for rule.
+		// pkg/hub/addon's unit test holds AgentHubRules to a literal list, rule for rule.
 		Expect(role.Rules).To(Equal(addon.AgentHubRules()))
 
 		mca := &addonv1alpha1.ManagedClusterAddOn{}

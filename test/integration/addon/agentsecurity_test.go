@@ -17,11 +17,11 @@ import (
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/addon"
-	pullagent "github.com/open-cluster-management-io/argocd-pull-addon/pkg/agent"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/report"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/report"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/addon"
+	pullagent "github.com/open-cluster-management-io/argocd-pull-addon/pkg/spoke/agent"
 )
 
 // agentMay asks the API server whether cluster's addon agent may do attrs.

@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/addon"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/addon"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/suite"
 )

@@ -17,10 +17,10 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/agent"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/report"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/report"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/spoke/agent"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/builders"
 )
 
@@ -267,7 +267,7 @@ var _ = Describe("Agent", Ordered, func() {
 			attempts := reportWrites(name) - attemptsBefore
 			elapsed := time.Since(cut)
 			// With backoff: attempt k comes at least 0.5 s × (2^(k-1) - 1) after the first
-			// (pkg/agent's retryBaseDelay, doubled each time), so the attempts that fit in
+			// (pkg/spoke/agent's retryBaseDelay, doubled each time), so the attempts that fit in
 			// the time this outage has lasted are few. A load that slows the agent only makes
 			// them fewer; a retry without backoff makes them many.
 			const retryBaseDelay = 500 * time.Millisecond

@@ -18,16 +18,16 @@ import (
 
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/agent"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/spoke/agent"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
 
 const (
 	benchWriteReports = 200
 	benchWriteChanges = 2000
-	// benchFieldOwner is the agent's field owner (pkg/agent's fieldOwner).
+	// benchFieldOwner is the agent's field owner (pkg/spoke/agent's fieldOwner).
 	benchFieldOwner = "argocd-pull-agent"
 )
 

@@ -30,11 +30,11 @@ import (
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/addon"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/agent"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/report"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/report"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/addon"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/spoke/agent"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
 

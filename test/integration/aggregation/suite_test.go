@@ -12,7 +12,7 @@ import (
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/aggregation"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/appstatus"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/manager"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/manager"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/suite"
 )
@@ -39,7 +39,7 @@ var _ = BeforeSuite(func() {
 
 	// The manager counts its writes to MulticlusterApplicationSetReports and Applications,
 	// so tests can prove that unchanged input causes none. Its cache is configured as the
-	// binary's (pkg/manager).
+	// binary's (pkg/hub/manager).
 	cfg := writes.Wrap(apiServer.Config)
 	stopMgr, err = framework.RunManager(cfg, scheme, func(mgr ctrl.Manager) error {
 		return manager.SetupControllers(mgr, appstatus.ControllerName, aggregation.ControllerName)

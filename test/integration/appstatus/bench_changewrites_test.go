@@ -22,12 +22,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/agent"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/appwrite"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/manager"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/propagation"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/manager"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/spoke/agent"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/builders"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
@@ -56,7 +56,7 @@ var changeWrites = []changeWrite{
 		return err
 	}},
 	{name: "mirror", write: func(ctx context.Context, f *changeFleet, k int, now time.Time) error {
-		_, written, err := pullmodel.PatchApplication(ctx, f.c, f.c, nil, f.hub[k], func(app *argov1alpha1.Application) bool {
+		_, written, err := appwrite.PatchApplication(ctx, f.c, f.c, nil, f.hub[k], func(app *argov1alpha1.Application) bool {
 			mirrorShape(&app.Status, &f.spoke[k].Status, metav1.NewTime(now))
 			return true
 		})
@@ -74,7 +74,7 @@ var changeWrites = []changeWrite{
 // costs the hub API server, alone, on an otherwise idle kube-apiserver: the work agent's
 // status feedback (a JSON merge patch of the ManifestWork's status, framework.WriteWorkAgentStatus),
 // the agent's report (agent.PublishReport: server-side apply) and the hub Application's
-// mirror (pullmodel.PatchApplication, the application status controller's write, with the
+// mirror (appwrite.PatchApplication, the application status controller's write, with the
 // fields the mirror sets). 200 hub Applications are marked for one cluster, their
 // ManifestWorks built by propagation.BuildManifestWork, their reports and feedback
 // written once; the manager's watches are open (its cache options, on a connection of its

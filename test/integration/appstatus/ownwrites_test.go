@@ -10,8 +10,7 @@ import (
 	. "github.com/onsi/gomega"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/ownwrites"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/appwrite"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/builders"
 )
 
@@ -50,11 +49,11 @@ func setSync(status argov1alpha1.SyncStatusCode) func(*argov1alpha1.Application)
 // writeThenSomeoneElse has the controller write the Application (from cached, with a new
 // tracker) and someone else write it after; it returns the tracker and the re-read
 // counter, which has not been used yet.
-func writeThenSomeoneElse(ctx context.Context, cached *argov1alpha1.Application) (*ownwrites.Tracker[*argov1alpha1.Application], *countingReader) {
+func writeThenSomeoneElse(ctx context.Context, cached *argov1alpha1.Application) (*appwrite.Writes, *countingReader) {
 	GinkgoHelper()
-	tracker := &ownwrites.Tracker[*argov1alpha1.Application]{}
+	tracker := &appwrite.Writes{}
 	reader := &countingReader{Reader: k8s}
-	_, _, err := pullmodel.PatchApplication(ctx, k8s, reader, tracker, cached, setHealth(health.HealthStatusProgressing))
+	_, _, err := appwrite.PatchApplication(ctx, k8s, reader, tracker, cached, setHealth(health.HealthStatusProgressing))
 	Expect(err).NotTo(HaveOccurred())
 	other := getApp(ctx, Default, cached)
 	other.Annotations = map[string]string{"example.com/someone": "else"}
@@ -77,13 +76,13 @@ var _ = Describe("Writing a hub Application on the controller's own last write",
 	})
 
 	It("builds the second write on the first: no conflict, no re-read, both changes kept", func(ctx context.Context) {
-		var tracker ownwrites.Tracker[*argov1alpha1.Application]
+		var tracker appwrite.Writes
 		reader := &countingReader{Reader: k8s}
 
-		_, written, err := pullmodel.PatchApplication(ctx, k8s, reader, &tracker, stale, setHealth(health.HealthStatusProgressing))
+		_, written, err := appwrite.PatchApplication(ctx, k8s, reader, &tracker, stale, setHealth(health.HealthStatusProgressing))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(written).NotTo(BeNil())
-		_, written, err = pullmodel.PatchApplication(ctx, k8s, reader, &tracker, stale, setSync(argov1alpha1.SyncStatusCodeSynced))
+		_, written, err = appwrite.PatchApplication(ctx, k8s, reader, &tracker, stale, setSync(argov1alpha1.SyncStatusCodeSynced))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(written).NotTo(BeNil())
 
@@ -94,7 +93,7 @@ var _ = Describe("Writing a hub Application on the controller's own last write",
 
 		// Repeating the last change on the lagging cache writes nothing: the controller
 		// knows it wrote it.
-		_, written, err = pullmodel.PatchApplication(ctx, k8s, reader, &tracker, stale, setSync(argov1alpha1.SyncStatusCodeSynced))
+		_, written, err = appwrite.PatchApplication(ctx, k8s, reader, &tracker, stale, setSync(argov1alpha1.SyncStatusCodeSynced))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(written).To(BeNil())
 		Expect(getApp(ctx, Default, app).ResourceVersion).To(Equal(got.ResourceVersion))
@@ -105,9 +104,9 @@ var _ = Describe("Writing a hub Application on the controller's own last write",
 
 	It("without it, the second write on the lagging cache conflicts and re-reads (what the tracker spares)", func(ctx context.Context) {
 		reader := &countingReader{Reader: k8s}
-		_, _, err := pullmodel.PatchApplication(ctx, k8s, reader, nil, stale, setHealth(health.HealthStatusProgressing))
+		_, _, err := appwrite.PatchApplication(ctx, k8s, reader, nil, stale, setHealth(health.HealthStatusProgressing))
 		Expect(err).NotTo(HaveOccurred())
-		_, _, err = pullmodel.PatchApplication(ctx, k8s, reader, nil, stale, setSync(argov1alpha1.SyncStatusCodeSynced))
+		_, _, err = appwrite.PatchApplication(ctx, k8s, reader, nil, stale, setSync(argov1alpha1.SyncStatusCodeSynced))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(reader.gets).To(Equal(1))
 	})
@@ -117,7 +116,7 @@ var _ = Describe("Writing a hub Application on the controller's own last write",
 		// The cache (here: a fresh read) shows the other write.
 		cached := getApp(ctx, Default, app)
 
-		_, _, err := pullmodel.PatchApplication(ctx, k8s, reader, tracker, cached, setSync(argov1alpha1.SyncStatusCodeSynced))
+		_, _, err := appwrite.PatchApplication(ctx, k8s, reader, tracker, cached, setSync(argov1alpha1.SyncStatusCodeSynced))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(reader.gets).To(BeZero())
 		got := getApp(ctx, Default, app)
@@ -131,7 +130,7 @@ var _ = Describe("Writing a hub Application on the controller's own last write",
 
 		// The cache has seen neither write: the controller's copy is one version behind
 		// the server, so the optimistic lock refuses it and the re-read wins.
-		_, _, err := pullmodel.PatchApplication(ctx, k8s, reader, tracker, stale, setSync(argov1alpha1.SyncStatusCodeSynced))
+		_, _, err := appwrite.PatchApplication(ctx, k8s, reader, tracker, stale, setSync(argov1alpha1.SyncStatusCodeSynced))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(reader.gets).To(Equal(1))
 		got := getApp(ctx, Default, app)

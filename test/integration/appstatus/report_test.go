@@ -6,8 +6,8 @@ import (
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
+	pullreport "github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/report"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/appstatus"
-	pullreport "github.com/open-cluster-management-io/argocd-pull-addon/pkg/report"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"

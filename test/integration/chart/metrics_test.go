@@ -21,8 +21,8 @@ import (
 
 	// The agent's metrics register with the same registry when its package loads, as in
 	// the agent binary.
-	_ "github.com/open-cluster-management-io/argocd-pull-addon/pkg/agent"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/manager"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/manager"
+	_ "github.com/open-cluster-management-io/argocd-pull-addon/pkg/spoke/agent"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
 

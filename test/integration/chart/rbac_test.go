@@ -11,8 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/addon"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/manager"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/addon"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/manager"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
 
@@ -98,7 +98,7 @@ var _ = Describe("The chart's RBAC", func() {
 
 			cmd := manager.NewCommand()
 			Expect(cmd.ParseFlags(deploymentOf(objects).Spec.Template.Spec.Containers[0].Args[1:])).To(Succeed())
-			Expect(cmd.Flags().GetStringSlice("argocd-namespaces")).To(Equal(tc.want))
+			Expect(cmd.Flags().GetStringSlice("gitopscluster-argocd-namespaces")).To(Equal(tc.want))
 		}
 	})
 

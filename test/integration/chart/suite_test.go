@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/manager"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/manager"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/suite"
 )
@@ -56,7 +56,7 @@ var _ = BeforeSuite(func(ctx context.Context) {
 	kubeconfig := writeImpersonatingKubeconfig(serviceAccountUser,
 		"system:serviceaccounts", "system:serviceaccounts:"+framework.ChartNamespace, "system:authenticated")
 	o := manager.NewOptions()
-	// The chart's own arguments (--argocd-namespaces among them), then the test's.
+	// The chart's own arguments (--gitopscluster-argocd-namespaces among them), then the test's.
 	flags := &cobra.Command{}
 	o.AddFlags(flags)
 	Expect(flags.Flags().Parse(deploymentOf(rendered).Spec.Template.Spec.Containers[0].Args[1:])).To(Succeed())

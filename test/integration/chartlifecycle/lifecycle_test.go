@@ -24,9 +24,8 @@ import (
 
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 	appsv1beta1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1beta1"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/finalizers"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/gitopscluster"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/propagation"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/pullmodel"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/finalizers"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/builders"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
@@ -41,17 +40,17 @@ const gitOpsCRD = "gitopsclusters.apps.open-cluster-management.io"
 var (
 	gitOpsCluster = &appsv1beta1.GitOpsCluster{ObjectMeta: metav1.ObjectMeta{Namespace: framework.ChartNamespace, Name: "fleet",
 		// As the manager sets it on every GitOpsCluster it reconciles.
-		Finalizers: []string{gitopscluster.Finalizer}},
+		Finalizers: []string{appsv1beta1.GitOpsClusterFinalizer}},
 		Spec: appsv1beta1.GitOpsClusterSpec{
 			ArgoServer:   appsv1beta1.ArgoServerSpec{ArgoNamespace: framework.ChartNamespace},
 			PlacementRef: &corev1.ObjectReference{Kind: "Placement", APIVersion: "cluster.open-cluster-management.io/v1beta1", Name: "all"},
 		}}
 	// A pulled hub Application with Argo CD's resources finalizer: only the manager releases it.
 	pulledApp = builders.Application("guestbook").Namespace(framework.ChartNamespace).Pulled().Cluster("cluster1").
-			Finalizer(propagation.ResourcesFinalizer).Build()
+			Finalizer(pullmodel.ResourcesFinalizer).Build()
 	// A hub Application the hub's Argo CD runs itself: its finalizer is Argo CD's to release.
 	hubApp = builders.Application("hub-local").Namespace(framework.ChartNamespace).
-		Finalizer(propagation.ResourcesFinalizer).Build()
+		Finalizer(pullmodel.ResourcesFinalizer).Build()
 	// cluster1's agent's report of the pulled Application.
 	report = &appsv1alpha1.ApplicationStatusReport{ObjectMeta: metav1.ObjectMeta{Namespace: "cluster1", Name: "guestbook"},
 		Source: appsv1alpha1.ApplicationReportSource{Cluster: "cluster1", Namespace: "argocd", Name: "guestbook",
@@ -219,7 +218,7 @@ var _ = Describe("The hub chart's lifecycle", Ordered, func() {
 		By("leaving the finalizer of an Application the hub's Argo CD runs, and the ManifestWork")
 		app := &argov1alpha1.Application{}
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(hubApp), app)).To(Succeed())
-		Expect(app.Finalizers).To(ConsistOf(propagation.ResourcesFinalizer))
+		Expect(app.Finalizers).To(ConsistOf(pullmodel.ResourcesFinalizer))
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(work), &workv1.ManifestWork{})).To(Succeed())
 
 		By("deleting the hook's Job and RBAC once it succeeded")

@@ -250,7 +250,7 @@ var _ = Describe("GitOpsCluster", func() {
 		got := expectPhase(ctx, key, appsv1beta1.PhaseSuccessful, appsv1beta1.ReasonReady)
 		Expect(got.Status.Message).To(Equal(addedMessage(argoNs, c1, c2)))
 		Expect(got.Status.LastUpdateTime.IsZero()).To(BeFalse())
-		Expect(got.Finalizers).To(ContainElement(gitopscluster.Finalizer))
+		Expect(got.Finalizers).To(ContainElement(appsv1beta1.GitOpsClusterFinalizer))
 		for _, typ := range []string{appsv1beta1.ConditionPlacementResolved, appsv1beta1.ConditionArgoNamespaceFound,
 			appsv1beta1.ConditionClusterSecretsSynced, appsv1beta1.ConditionGeneratorConfigured} {
 			c := meta.FindStatusCondition(got.Status.Conditions, typ)

@@ -179,7 +179,7 @@ var _ = Describe("GitOpsClusters over overlapping Placements", func() {
 		Expect(k8s.Delete(ctx, &appsv1beta1.GitOpsCluster{ObjectMeta: metav1.ObjectMeta{Namespace: a.Namespace, Name: a.Name}})).To(Succeed())
 		gx := getGitOpsCluster(ctx, x)(Default)
 		patch := client.MergeFrom(gx.DeepCopy())
-		controllerutil.RemoveFinalizer(gx, gitopscluster.Finalizer)
+		controllerutil.RemoveFinalizer(gx, appsv1beta1.GitOpsClusterFinalizer)
 		Expect(k8s.Patch(ctx, gx, patch)).To(Succeed())
 		Expect(k8s.Delete(ctx, gx)).To(Succeed())
 		expectGone(ctx, gx)
@@ -203,7 +203,7 @@ var _ = Describe("GitOpsClusters over overlapping Placements", func() {
 		By("stopping the manager and writing what the earlier version left: a GitOpsCluster and its Secret")
 		start := stopManager()
 		gc := &appsv1beta1.GitOpsCluster{
-			ObjectMeta: metav1.ObjectMeta{Namespace: argoNs, Name: "a", Finalizers: []string{gitopscluster.Finalizer}},
+			ObjectMeta: metav1.ObjectMeta{Namespace: argoNs, Name: "a", Finalizers: []string{appsv1beta1.GitOpsClusterFinalizer}},
 			Spec: appsv1beta1.GitOpsClusterSpec{
 				ArgoServer: appsv1beta1.ArgoServerSpec{ArgoNamespace: argoNs}, PlacementRef: placementRef("first"),
 			},

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/pullmodel"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"github.com/google/go-cmp/cmp"
@@ -181,7 +181,7 @@ var _ = Describe("Propagation", func() {
 	It("turns the golden Application into exactly the contracted ManifestWork", func(ctx context.Context) {
 		c := newCluster(ctx, nil)
 		app := createApp(ctx, hubApp("golden-guestbook").Cluster(c).
-			Finalizer(propagation.ResourcesFinalizer).
+			Finalizer(pullmodel.ResourcesFinalizer).
 			Label("app.kubernetes.io/part-of", "guestbook").
 			Annotation(apps.AnnotationRefresh, "hard").
 			Annotation(apps.AnnotationOCMManagedClusterAppNamespace, "openshift-gitops").
@@ -291,7 +291,7 @@ var _ = Describe("Propagation", func() {
 	Describe("cleanup: exactly one ManifestWork per live marked Application", func() {
 		It("deletes the work, then releases the resources finalizer so the Application goes", func(ctx context.Context) {
 			c := newCluster(ctx, nil)
-			app := createApp(ctx, hubApp("with-finalizer").Cluster(c).Finalizer(propagation.ResourcesFinalizer).Build())
+			app := createApp(ctx, hubApp("with-finalizer").Cluster(c).Finalizer(pullmodel.ResourcesFinalizer).Build())
 			expectOnlyWork(ctx, app, c, workName(app))
 
 			Expect(k8s.Delete(ctx, getApp(ctx, app))).To(Succeed())
@@ -306,14 +306,14 @@ var _ = Describe("Propagation", func() {
 		DescribeTable("releases the resources finalizer of an Application unmarked before its deletion",
 			func(ctx context.Context, name string, unmark func(*argov1alpha1.Application)) {
 				c := newCluster(ctx, nil)
-				app := createApp(ctx, hubApp(name).Cluster(c).Finalizer(propagation.ResourcesFinalizer).Build())
+				app := createApp(ctx, hubApp(name).Cluster(c).Finalizer(pullmodel.ResourcesFinalizer).Build())
 				expectOnlyWork(ctx, app, c, workName(app))
 
 				got := getApp(ctx, app)
 				unmark(got)
 				Expect(k8s.Update(ctx, got)).To(Succeed())
 				expectNoWork(ctx, client.ObjectKeyFromObject(app))
-				Expect(getApp(ctx, app).Finalizers).To(ContainElement(propagation.ResourcesFinalizer), "released before the deletion")
+				Expect(getApp(ctx, app).Finalizers).To(ContainElement(pullmodel.ResourcesFinalizer), "released before the deletion")
 
 				Expect(k8s.Delete(ctx, getApp(ctx, app))).To(Succeed())
 				Eventually(func() bool {
@@ -330,7 +330,7 @@ var _ = Describe("Propagation", func() {
 
 		It("leaves the resources finalizer of an Application handed to the hub's Argo CD", func(ctx context.Context) {
 			c := newCluster(ctx, nil)
-			app := createApp(ctx, hubApp("handed-back").Cluster(c).Finalizer(propagation.ResourcesFinalizer).Build())
+			app := createApp(ctx, hubApp("handed-back").Cluster(c).Finalizer(pullmodel.ResourcesFinalizer).Build())
 			expectOnlyWork(ctx, app, c, workName(app))
 			got := getApp(ctx, app)
 			delete(got.Labels, apps.LabelPullToOCMManagedCluster)
@@ -339,7 +339,7 @@ var _ = Describe("Propagation", func() {
 			expectNoWork(ctx, client.ObjectKeyFromObject(app))
 
 			Expect(k8s.Delete(ctx, getApp(ctx, app))).To(Succeed())
-			Consistently(func() []string { return getApp(ctx, app).Finalizers }).Should(ContainElement(propagation.ResourcesFinalizer))
+			Consistently(func() []string { return getApp(ctx, app).Finalizers }).Should(ContainElement(pullmodel.ResourcesFinalizer))
 			// The hub's Argo CD would finalize it; stand in for it.
 			got = getApp(ctx, app)
 			got.Finalizers = nil
@@ -348,7 +348,7 @@ var _ = Describe("Propagation", func() {
 
 		It("keeps the finalizer while a ManifestWork is still there", func(ctx context.Context) {
 			c := newCluster(ctx, nil)
-			app := createApp(ctx, hubApp("work-held").Cluster(c).Finalizer(propagation.ResourcesFinalizer).Build())
+			app := createApp(ctx, hubApp("work-held").Cluster(c).Finalizer(pullmodel.ResourcesFinalizer).Build())
 			w := expectOnlyWork(ctx, app, c, workName(app))
 			// Stand in for the work agent's cleanup finalizer.
 			w.Finalizers = append(w.Finalizers, "test.open-cluster-management.io/hold")
@@ -360,7 +360,7 @@ var _ = Describe("Propagation", func() {
 				g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(w), cur)).To(Succeed())
 				g.Expect(cur.DeletionTimestamp).NotTo(BeNil())
 			}).Should(Succeed())
-			Consistently(func() []string { return getApp(ctx, app).Finalizers }).Should(ContainElement(propagation.ResourcesFinalizer))
+			Consistently(func() []string { return getApp(ctx, app).Finalizers }).Should(ContainElement(pullmodel.ResourcesFinalizer))
 
 			cur := &workv1.ManifestWork{}
 			Expect(k8s.Get(ctx, client.ObjectKeyFromObject(w), cur)).To(Succeed())

@@ -180,3 +180,8 @@ type GitOpsClusterStatus struct {
 func init() {
 	SchemeBuilder.Register(&GitOpsCluster{}, &GitOpsClusterList{})
 }
+
+// GitOpsClusterFinalizer lets the gitopscluster controller release the cluster Secrets of
+// a deleted GitOpsCluster, which live in another namespace than the GitOpsCluster's in
+// general.
+const GitOpsClusterFinalizer = "apps.open-cluster-management.io/gitopscluster-cleanup"

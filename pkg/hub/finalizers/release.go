@@ -1,7 +1,7 @@
 // Package finalizers is `argocd-pull-addon release-finalizers`: the chart's post-delete hook.
 //
 // Two finalizers on the hub are released by the manager alone: its own on GitOpsClusters
-// (gitopscluster.Finalizer) and Argo CD's resources finalizer on pulled hub Applications,
+// (appsv1beta1.GitOpsClusterFinalizer) and Argo CD's resources finalizer on pulled hub Applications,
 // which the hub's Argo CD skips. Once the chart is uninstalled no manager runs, and deleting
 // such an object would hang forever. The hook runs after Helm deleted the manager's
 // Deployment and RBAC (so the manager can no longer add the finalizer back) and removes
@@ -27,10 +27,9 @@ import (
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1beta1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1beta1"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/endpoints"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/gitopscluster"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/propagation"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/pullmodel"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/appwrite"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/internal/endpoints"
 )
 
 // Released counts the objects a ReleaseAll took a finalizer from.
@@ -46,8 +45,8 @@ func NewCommand() *cobra.Command {
 		Use:   "release-finalizers",
 		Short: "Remove the finalizers only the hub manager releases (the chart's uninstall hook)",
 		Long: `Remove the finalizers only the hub manager releases, from every object on the hub:
-` + gitopscluster.Finalizer + ` from GitOpsClusters and
-` + propagation.ResourcesFinalizer + ` from pulled hub Applications.
+` + appsv1beta1.GitOpsClusterFinalizer + ` from GitOpsClusters and
+` + pullmodel.ResourcesFinalizer + ` from pulled hub Applications.
 
 The chart runs it as a post-delete hook, after the manager is gone, so that deleting a
 GitOpsCluster or a pulled Application later does not hang. Run it by hand after
@@ -80,8 +79,8 @@ GitOpsCluster or a pulled Application later does not hang. Run it by hand after
 	return cmd
 }
 
-// ReleaseAll removes gitopscluster.Finalizer from every GitOpsCluster and Argo CD's
-// resources finalizer from every Application propagation.HoldsResourcesFinalizer says the
+// ReleaseAll removes appsv1beta1.GitOpsClusterFinalizer from every GitOpsCluster and Argo CD's
+// resources finalizer from every Application pullmodel.HoldsResourcesFinalizer says the
 // manager would release. A kind whose API is not served (CRD already gone) has nothing to
 // release.
 func ReleaseAll(ctx context.Context, c client.Client) (Released, error) {
@@ -94,14 +93,14 @@ func ReleaseAll(ctx context.Context, c client.Client) (Released, error) {
 	}
 	for i := range gcs.Items {
 		gc := &gcs.Items[i]
-		if !controllerutil.ContainsFinalizer(gc, gitopscluster.Finalizer) {
+		if !controllerutil.ContainsFinalizer(gc, appsv1beta1.GitOpsClusterFinalizer) {
 			continue
 		}
 		if err := removeGitOpsClusterFinalizer(ctx, c, gc); err != nil {
 			return released, err
 		}
 		released.GitOpsClusters++
-		log.Info("Released GitOpsCluster", "gitOpsCluster", klog.KObj(gc), "finalizer", gitopscluster.Finalizer)
+		log.Info("Released GitOpsCluster", "gitOpsCluster", klog.KObj(gc), "finalizer", appsv1beta1.GitOpsClusterFinalizer)
 	}
 
 	var list argov1alpha1.ApplicationList
@@ -111,26 +110,26 @@ func ReleaseAll(ctx context.Context, c client.Client) (Released, error) {
 	}
 	for i := range list.Items {
 		app := &list.Items[i]
-		if !propagation.HoldsResourcesFinalizer(app) {
+		if !pullmodel.HoldsResourcesFinalizer(app) {
 			continue
 		}
 		// The one locked write of a hub Application; after a conflict the rule is asked again.
-		_, written, err := pullmodel.PatchApplication(ctx, c, c, nil, app, func(app *argov1alpha1.Application) bool {
-			return propagation.HoldsResourcesFinalizer(app) && controllerutil.RemoveFinalizer(app, propagation.ResourcesFinalizer)
+		_, written, err := appwrite.PatchApplication(ctx, c, c, nil, app, func(app *argov1alpha1.Application) bool {
+			return pullmodel.HoldsResourcesFinalizer(app) && controllerutil.RemoveFinalizer(app, pullmodel.ResourcesFinalizer)
 		})
 		if err != nil {
-			return released, fmt.Errorf("removing finalizer %s from Application %s: %w", propagation.ResourcesFinalizer, klog.KObj(app), err)
+			return released, fmt.Errorf("removing finalizer %s from Application %s: %w", pullmodel.ResourcesFinalizer, klog.KObj(app), err)
 		}
 		if written == nil {
 			continue
 		}
 		released.Applications++
-		log.Info("Released Application", "application", klog.KObj(app), "finalizer", propagation.ResourcesFinalizer)
+		log.Info("Released Application", "application", klog.KObj(app), "finalizer", pullmodel.ResourcesFinalizer)
 	}
 	return released, nil
 }
 
-// removeGitOpsClusterFinalizer removes gitopscluster.Finalizer from gc with an optimistic
+// removeGitOpsClusterFinalizer removes appsv1beta1.GitOpsClusterFinalizer from gc with an optimistic
 // lock, reading gc again after a conflict.
 func removeGitOpsClusterFinalizer(ctx context.Context, c client.Client, gc *appsv1beta1.GitOpsCluster) error {
 	first := true
@@ -141,18 +140,18 @@ func removeGitOpsClusterFinalizer(ctx context.Context, c client.Client, gc *apps
 			}
 		}
 		first = false
-		if !controllerutil.ContainsFinalizer(gc, gitopscluster.Finalizer) {
+		if !controllerutil.ContainsFinalizer(gc, appsv1beta1.GitOpsClusterFinalizer) {
 			return nil
 		}
 		patch := client.MergeFromWithOptions(gc.DeepCopy(), client.MergeFromWithOptimisticLock{})
-		controllerutil.RemoveFinalizer(gc, gitopscluster.Finalizer)
+		controllerutil.RemoveFinalizer(gc, appsv1beta1.GitOpsClusterFinalizer)
 		return c.Patch(ctx, gc, patch)
 	})
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("removing finalizer %s from GitOpsCluster %s: %w", gitopscluster.Finalizer, klog.KObj(gc), err)
+		return fmt.Errorf("removing finalizer %s from GitOpsCluster %s: %w", appsv1beta1.GitOpsClusterFinalizer, klog.KObj(gc), err)
 	}
 	return nil
 }

@@ -8,7 +8,7 @@ import (
 	"slices"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/pullmodel"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"github.com/spf13/cobra"
@@ -26,14 +26,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/addon"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 	appsv1beta1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1beta1"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/endpoints"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/addon"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/aggregation"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/appstatus"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/gitopscluster"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/propagation"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/internal/endpoints"
 )
 
 // Options configure the manager.
@@ -117,10 +117,16 @@ func (o *Options) AddFlags(cmd *cobra.Command) {
 		"Deliver an Application only when its AppProject exists and permits its namespace, repositories and target cluster and namespace.")
 	fs.BoolVar(&t.CheckClusterSetBindings, "check-cluster-set-bindings", t.CheckClusterSetBindings,
 		"Deliver an Application only to a ManagedCluster of a ManagedClusterSet bound to the Application's namespace.")
+	gitOpsClusterNamespacesHelp := "The Argo CD namespaces the manager may write Secrets, ConfigMaps and RBAC in (the chart grants it namespaced Roles there): " +
+		"a GitOpsCluster may name only these, and the manager caches Secrets and ConfigMaps only there. Empty: any namespace, " +
+		"which needs cluster-wide RBAC the chart does not grant."
+	fs.StringSliceVar(&o.Controllers.GitOpsCluster.ArgoNamespaces, "gitopscluster-argocd-namespaces", o.Controllers.GitOpsCluster.ArgoNamespaces,
+		gitOpsClusterNamespacesHelp)
+	// The old name read as the plural of --argocd-namespace (the hub Argo CD's own
+	// namespace, for the tenancy checks); kept for one release.
 	fs.StringSliceVar(&o.Controllers.GitOpsCluster.ArgoNamespaces, "argocd-namespaces", o.Controllers.GitOpsCluster.ArgoNamespaces,
-		"The Argo CD namespaces the manager may write Secrets, ConfigMaps and RBAC in (the chart grants it namespaced Roles there): "+
-			"a GitOpsCluster may name only these, and the manager caches Secrets and ConfigMaps only there. Empty: any namespace, "+
-			"which needs cluster-wide RBAC the chart does not grant.")
+		gitOpsClusterNamespacesHelp)
+	_ = fs.MarkDeprecated("argocd-namespaces", "use --gitopscluster-argocd-namespaces")
 	fs.StringVar(&o.Controllers.GitOpsCluster.ApplicationSetControllerServiceAccount, "applicationset-controller-service-account",
 		o.Controllers.GitOpsCluster.ApplicationSetControllerServiceAccount,
 		"The ServiceAccount of Argo CD's ApplicationSet controller in each Argo CD namespace, which GitOpsClusters let read "+
@@ -205,7 +211,7 @@ func (o *Options) Setup(mgr ctrl.Manager) error {
 func CacheOptions() cache.Options { return CacheOptionsFor(nil) }
 
 // CacheOptionsFor is what the manager's cache holds when argoNamespaces are the Argo CD
-// namespaces (--argocd-namespaces): Secrets and ConfigMaps only there, the only namespaces
+// namespaces (--gitopscluster-argocd-namespaces): Secrets and ConfigMaps only there, the only namespaces
 // where the chart lets the manager read them, so a controller reading either kind never
 // needs, nor tries, a cluster-wide list. Empty: everywhere.
 func CacheOptionsFor(argoNamespaces []string) cache.Options {

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/cmp"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/cmp"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/propagation"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"

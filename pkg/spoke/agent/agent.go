@@ -31,7 +31,7 @@ import (
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/endpoints"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/internal/endpoints"
 )
 
 // applicationCRDName is the CRD whose presence means Argo CD is installed.

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// The renderers pkg/cmp's tests run: the real kustomize and helm, never stand-ins, so
+// The renderers pkg/hub/cmp's tests run: the real kustomize and helm, never stand-ins, so
 // that the goldens are what the tools print. `make test` and `make test-unit` build the
 // pinned versions into bin/ and name them in these variables; without them the tests use
 // kustomize and helm from PATH. A test that needs a renderer fails when it cannot find

@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/endpoints"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/internal/endpoints"
 )
 
 // DefaultCoalesceWindow is how long the agent waits after an Application changes before

@@ -7,7 +7,7 @@ import (
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/report"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/report"
 )
 
 // pulledFromHub says whether app was delivered from the hub: the propagation controller

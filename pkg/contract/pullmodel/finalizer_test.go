@@ -1,4 +1,4 @@
-package propagation
+package pullmodel
 
 import (
 	"testing"
@@ -6,6 +6,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/builders"
 )
 
 func TestHoldsResourcesFinalizer(t *testing.T) {
@@ -30,7 +31,7 @@ func TestHoldsResourcesFinalizer(t *testing.T) {
 		"never pulled: no target cluster":      {finalizer: true, noTarget: true},
 	} {
 		t.Run(name, func(t *testing.T) {
-			b := hubApplication("a").Cluster("c1")
+			b := builders.Application("a").Pulled().Cluster("c1")
 			if tc.label == nil {
 				b = b.WithoutLabel(apps.LabelPullToOCMManagedCluster)
 			} else {

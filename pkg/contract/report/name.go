@@ -1,6 +1,6 @@
 package report
 
-import "github.com/open-cluster-management-io/argocd-pull-addon/pkg/naming"
+import "github.com/open-cluster-management-io/argocd-pull-addon/pkg/internal/naming"
 
 // maxReportNameLength is Kubernetes' limit on an object name (a DNS subdomain).
 const maxReportNameLength = 253

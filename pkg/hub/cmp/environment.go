@@ -12,7 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/naming"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/internal/naming"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 

@@ -1,18 +1,19 @@
-package propagation
+package pullmodel
 
 import (
 	"strconv"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/pullmodel"
 )
 
+// ResourcesFinalizer is Argo CD's cascading-delete finalizer.
+const ResourcesFinalizer = "resources-finalizer.argocd.argoproj.io"
+
 // HoldsResourcesFinalizer tells whether app is a hub Application whose Argo CD resources
-// finalizer only this controller releases: it carries the finalizer, and the hub's Argo CD
+// finalizer only the propagation controller releases: it carries the finalizer, and the hub's Argo CD
 // skips it. That is every pulled Application. An invalid pull label still means pulled:
 // its work was kept, so the finalizer is ours. And it is an unmarked one that still has
 // the pull model's skip-reconcile "true" and target cluster annotation: the hub's Argo CD
@@ -24,16 +25,9 @@ func HoldsResourcesFinalizer(app client.Object) bool {
 	if !controllerutil.ContainsFinalizer(app, ResourcesFinalizer) {
 		return false
 	}
-	if marked, err := pullmodel.Marked(app); marked || err != nil {
+	if marked, err := Marked(app); marked || err != nil {
 		return true
 	}
 	skip, err := strconv.ParseBool(app.GetAnnotations()[apps.AnnotationSkipReconcile])
-	return err == nil && skip && pullmodel.TargetCluster(app) != ""
-}
-
-// heldFinalizerPredicate keeps the events of Applications whose resources finalizer this
-// controller holds but which carry no pull label (unmarked by removing it), so that their
-// deletion reaches the controller.
-func heldFinalizerPredicate() predicate.Predicate {
-	return predicate.NewPredicateFuncs(HoldsResourcesFinalizer)
+	return err == nil && skip && TargetCluster(app) != ""
 }
