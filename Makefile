@@ -283,22 +283,22 @@ kubectl: ## Build kubectl into bin/envtest, the API servers' Kubernetes release 
 
 .PHONY: sandbox
 sandbox: build argocd kubectl debian-packages ## Run a fleet with the guestbook example and print its report; Ctrl-C stops and removes everything.
-	$(GO) build -o $(BIN)/sandbox ./hack/sandbox
+	$(GO) build -o $(BIN)/sandbox ./test/tools/sandbox
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) ARGOCD_PULL_ADDON_BINARY=$(BIN)/argocd-pull-addon $(BIN)/sandbox $(SANDBOX_ARGS)
 
 ##@ Run
 
 .PHONY: run
 run: envtest ## Start a local hub API server with all CRDs and run the manager against it (Ctrl-C stops).
-	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) run ./hack/devhub
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) run ./test/tools/devhub
 
-# The scale benchmark (hack/bench-scale, docs/benchmarks.md): one real hub API server, simulated
+# The scale benchmark (test/tools/bench-scale, docs/benchmarks.md): one real hub API server, simulated
 # spokes, the manager binary as a process of its own; prints the figures of
 # docs/benchmarks.md. Takes minutes per size and run; run it on a quiet machine.
 BENCH_SCALE_ARGS ?= --clusters 100,300,1000 --appsets 10 --runs 3 --churn 50 --idle 60s
 .PHONY: bench-scale
 bench-scale: envtest ## Scale benchmark: propagation, freshness, manager RSS/CPU, API writes per size (BENCH_SCALE_ARGS).
-	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) run ./hack/bench-scale $(BENCH_SCALE_ARGS)
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) run ./test/tools/bench-scale $(BENCH_SCALE_ARGS)
 
 # The chaos harness (test/chaos, docs/reliability.md): a seeded random sequence of
 # operations and faults on a fleet of a hub and three clusters, with invariants checked

@@ -112,7 +112,7 @@ func AgentHubRules() []rbacv1.PolicyRule {
 }
 
 // AgentHubClusterRole is the ClusterRole AgentHubRoleName with AgentHubRules, for tools
-// that set up a hub without the chart (hack/bench-scale).
+// that set up a hub without the chart (test/tools/bench-scale).
 func AgentHubClusterRole() *rbacv1.ClusterRole {
 	return &rbacv1.ClusterRole{
 		ObjectMeta: metav1.ObjectMeta{Name: AgentHubRoleName},

@@ -2,7 +2,7 @@
 // simulated managed clusters, the real manager binary as a process of its own, and the
 // figures docs/benchmarks.md records, printed as tables.
 //
-//	KUBEBUILDER_ASSETS=$PWD/bin/envtest go run ./hack/bench-scale --clusters 100,300,1000 --appsets 10 --runs 3 --churn 50 --idle 60s
+//	KUBEBUILDER_ASSETS=$PWD/bin/envtest go run ./test/tools/bench-scale --clusters 100,300,1000 --appsets 10 --runs 3 --churn 50 --idle 60s
 //
 // Per size and run it starts a fresh hub API server (envtest, every CRD installed) and
 // creates the fleet the OCM hub would hold: ManagedClusters with namespaces, argocd-pull
