@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
-	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -84,17 +83,7 @@ func startControlPlane(opts controlPlaneOptions) (started *ControlPlane, err err
 			return nil, err
 		}
 	}
-	env := &envtest.Environment{
-		BinaryAssetsDirectory: assets,
-		ControlPlane:          envtest.ControlPlane{APIServer: apiServer},
-		CRDInstallOptions: envtest.CRDInstallOptions{
-			Paths:              crds,
-			ErrorIfPathMissing: true,
-			// As in framework: several API servers starting at once on 2 busy cores can
-			// need longer than envtest's 10 s to serve their CRDs.
-			MaxTime: 2 * time.Minute,
-		},
-	}
+	env := framework.NewEnvironment(assets, crds, apiServer)
 	cfg, err := env.Start()
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("starting the %s API server from %s: %w", opts.name, assets, err), env.Stop())

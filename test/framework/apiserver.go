@@ -85,17 +85,7 @@ func StartAPIServerWith(opts APIServerOptions) (*APIServer, error) {
 			return nil, err
 		}
 	}
-	env := &envtest.Environment{
-		BinaryAssetsDirectory: assets,
-		ControlPlane:          envtest.ControlPlane{APIServer: apiServer},
-		CRDInstallOptions: envtest.CRDInstallOptions{
-			Paths:              crds,
-			ErrorIfPathMissing: true,
-			// envtest waits 10 s for the CRDs to be served; several API servers starting
-			// at once on 2 busy cores can need longer.
-			MaxTime: 2 * time.Minute,
-		},
-	}
+	env := NewEnvironment(assets, crds, apiServer)
 	scheme, err := Scheme()
 	if err != nil {
 		return nil, err
@@ -112,6 +102,22 @@ func StartAPIServerWith(opts APIServerOptions) (*APIServer, error) {
 		return nil, errors.Join(fmt.Errorf("creating a client: %w", err), env.Stop())
 	}
 	return &APIServer{Env: env, Config: cfg, Scheme: scheme, Client: c}, nil
+}
+
+// NewEnvironment is the envtest environment of one API server (and its etcd) from the
+// binaries in assets, installing crds.
+func NewEnvironment(assets string, crds []string, apiServer *envtest.APIServer) *envtest.Environment {
+	return &envtest.Environment{
+		BinaryAssetsDirectory: assets,
+		ControlPlane:          envtest.ControlPlane{APIServer: apiServer},
+		CRDInstallOptions: envtest.CRDInstallOptions{
+			Paths:              crds,
+			ErrorIfPathMissing: true,
+			// envtest waits 10 s for the CRDs to be served; several API servers starting
+			// at once on 2 busy cores can need longer.
+			MaxTime: 2 * time.Minute,
+		},
+	}
 }
 
 // InstallArgoCDCRDs installs Argo CD's CRDs and waits until they are served.

@@ -26,7 +26,7 @@ import (
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/fleet"
 )
 
-// Bad input on the fleet (issue "Safe delivery", §1 and the size check of §3). Each
+// Bad input on the fleet: invalid annotations, Applications and payloads too large. Each
 // scenario uses its own standalone pulled Application on badInputCluster, its own git
 // repository and its own namespace on the cluster, and waits at the end until the hub
 // Application, its ManifestWork, its report and the Application on the cluster are gone,

@@ -27,9 +27,9 @@ import (
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/fleet"
 )
 
-// Tenancy on the fleet (issue "Tenancy and least privilege"): a team member who may
-// create Applications only in her namespace makes the mistakes a team makes on a shared
-// hub, and the hub's admin fixes what is the admin's to fix. The scenario uses its own
+// Tenancy on the fleet: a team member who may create Applications only in her namespace
+// makes the mistakes a team makes on a shared hub, and the hub's admin fixes what is the
+// admin's to fix. The scenario uses its own
 // namespace, AppProject, git repository and cluster namespaces, and waits at the end until
 // everything it delivered is gone.
 const (
