@@ -29,9 +29,8 @@ import (
 
 // Tenancy on the fleet: a team member who may create Applications only in her namespace
 // makes the mistakes a team makes on a shared hub, and the hub's admin fixes what is the
-// admin's to fix. The scenario uses its own
-// namespace, AppProject, git repository and cluster namespaces, and waits at the end until
-// everything it delivered is gone.
+// admin's to fix. The scenario uses its own namespace, AppProject, git repository and
+// cluster namespaces, and waits at the end until everything it delivered is gone.
 const (
 	teamNS      = "team-a"
 	teamProject = "team-a-e2e"
