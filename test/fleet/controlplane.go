@@ -1,11 +1,9 @@
 package fleet
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -190,11 +188,11 @@ func controlPlaneCRDPaths(withArgoCD bool) ([]string, error) {
 		}
 		paths = slices.DeleteFunc(paths, func(p string) bool { return slices.Contains(argo, p) })
 	}
-	api, err := controlPlaneModuleDir("open-cluster-management.io/api")
+	api, err := framework.ModuleDir("open-cluster-management.io/api")
 	if err != nil {
 		return nil, err
 	}
-	ocm, err := controlPlaneModuleDir("open-cluster-management.io/ocm")
+	ocm, err := framework.ModuleDir("open-cluster-management.io/ocm")
 	if err != nil {
 		return nil, err
 	}
@@ -206,27 +204,4 @@ func controlPlaneCRDPaths(withArgoCD bool) ([]string, error) {
 		paths = append(paths, files...)
 	}
 	return append(paths, filepath.Join(ocm, "manifests", "klusterlet", "managed", "clusterproperties.crd.yaml")), nil
-}
-
-// controlPlaneModuleDir finds a dependency's directory in the module cache at the
-// version go.mod pins.
-func controlPlaneModuleDir(module string) (string, error) {
-	root, err := framework.RepoRoot()
-	if err != nil {
-		return "", err
-	}
-	cmd := exec.Command("go", "mod", "download", "-json", module)
-	cmd.Dir = root
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("locating module %s: %w", module, err)
-	}
-	var mod struct{ Dir string }
-	if err := json.Unmarshal(out, &mod); err != nil {
-		return "", fmt.Errorf("reading `go mod download -json %s`: %w", module, err)
-	}
-	if mod.Dir == "" {
-		return "", fmt.Errorf("module %s has no directory in `go mod download` output", module)
-	}
-	return mod.Dir, nil
 }

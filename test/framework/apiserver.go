@@ -187,7 +187,7 @@ func CRDPaths() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	ocm, err := moduleDir(root, "open-cluster-management.io/api")
+	ocm, err := ModuleDir("open-cluster-management.io/api")
 	if err != nil {
 		return nil, err
 	}
@@ -208,11 +208,7 @@ func CRDPaths() ([]string, error) {
 
 // ArgoCDCRDPaths lists Argo CD's CRD files, from the argo-cd module go.mod pins.
 func ArgoCDCRDPaths() ([]string, error) {
-	root, err := RepoRoot()
-	if err != nil {
-		return nil, err
-	}
-	argo, err := moduleDir(root, "github.com/argoproj/argo-cd/v2")
+	argo, err := ModuleDir("github.com/argoproj/argo-cd/v2")
 	if err != nil {
 		return nil, err
 	}
@@ -223,8 +219,13 @@ func ArgoCDCRDPaths() ([]string, error) {
 	return paths, nil
 }
 
-// moduleDir finds a dependency's directory in the module cache, downloading it if needed.
-func moduleDir(root, module string) (string, error) {
+// ModuleDir finds a dependency's directory in the module cache at the version go.mod
+// pins, downloading it if needed.
+func ModuleDir(module string) (string, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
 	cmd := exec.Command("go", "mod", "download", "-json", module)
 	cmd.Dir = root
 	out, err := cmd.Output()
