@@ -120,8 +120,8 @@ func collectEmitted(t *testing.T, root string) []emitted {
 	return out
 }
 
-// documentedNames are the names docs/reference/events-and-conditions.md lists: every `code span` of a table
-// row's first cell.
+// documentedNames are the names docs/reference/events-and-conditions.md lists: every
+// `code span` of a table row's first cell.
 func documentedNames(t *testing.T, root string) map[string]bool {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(root, "docs", "reference", "events-and-conditions.md"))
@@ -146,7 +146,8 @@ func documentedNames(t *testing.T, root string) map[string]bool {
 }
 
 // TestReferenceListsEveryReasonAndCondition fails when the code can show users an Event
-// reason or a condition type or reason that docs/reference/events-and-conditions.md does not explain.
+// reason or a condition type or reason that docs/reference/events-and-conditions.md does
+// not explain.
 func TestReferenceListsEveryReasonAndCondition(t *testing.T) {
 	root := repoRoot(t)
 	documented := documentedNames(t, root)
