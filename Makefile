@@ -137,6 +137,10 @@ verify: $(CONTROLLER_GEN) fmt-check ## Fail when generated files are stale (rege
 		diff -r "$$before/apis" pkg/apis | head -40; diff -r "$$before/crds" $(CRD_DIR) | head -40; exit 1; fi
 	@GO=$(GO) ./hack/verify-imports.sh
 
+.PHONY: docs
+docs: ## Regenerate the reference pages from the code and the chart (docs/reference/flags.md, chart-values.md); `go test ./test/docs` fails when they are stale.
+	$(GO) test ./test/docs -run '^TestGeneratedReferenceIsCurrent$$' -count=1 -args -update
+
 .PHONY: verify-imports
 verify-imports: ## Fail when an import crosses the layout's boundaries or a hub reconciler depends on another (tests included).
 	@GO=$(GO) ./hack/verify-imports.sh

@@ -120,13 +120,13 @@ func collectEmitted(t *testing.T, root string) []emitted {
 	return out
 }
 
-// documentedNames are the names docs/reference.md lists: every `code span` of a table
-// row's first cell.
+// documentedNames are the names docs/reference/events-and-conditions.md lists: every
+// `code span` of a table row's first cell.
 func documentedNames(t *testing.T, root string) map[string]bool {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(root, "docs", "reference.md"))
+	raw, err := os.ReadFile(filepath.Join(root, "docs", "reference", "events-and-conditions.md"))
 	if err != nil {
-		t.Fatalf("reading docs/reference.md: %v", err)
+		t.Fatalf("reading docs/reference/events-and-conditions.md: %v", err)
 	}
 	code := regexp.MustCompile("`([^`]+)`")
 	names := map[string]bool{}
@@ -146,7 +146,8 @@ func documentedNames(t *testing.T, root string) map[string]bool {
 }
 
 // TestReferenceListsEveryReasonAndCondition fails when the code can show users an Event
-// reason or a condition type or reason that docs/reference.md does not explain.
+// reason or a condition type or reason that docs/reference/events-and-conditions.md does
+// not explain.
 func TestReferenceListsEveryReasonAndCondition(t *testing.T) {
 	root := repoRoot(t)
 	documented := documentedNames(t, root)
@@ -166,6 +167,6 @@ func TestReferenceListsEveryReasonAndCondition(t *testing.T) {
 	}
 	sort.Strings(values)
 	for _, v := range values {
-		t.Errorf("%q (%s) is not in docs/reference.md: add a row saying what it means and what to do", v, strings.Join(missing[v], ", "))
+		t.Errorf("%q (%s) is not in docs/reference/events-and-conditions.md: add a row saying what it means and what to do", v, strings.Join(missing[v], ", "))
 	}
 }

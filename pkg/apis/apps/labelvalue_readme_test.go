@@ -9,9 +9,9 @@ import (
 	"testing"
 )
 
-// The README's "A hashed label value without Go" gives a shell one-liner for the report
+// docs/using.md, "A hashed label value without Go", gives a shell one-liner for the report
 // labels' values and the value it prints for its example. These tests take the block from
-// the README itself, so the documentation cannot drift from ReportLabelValue unnoticed:
+// the page itself, so the documentation cannot drift from ReportLabelValue unnoticed:
 // the documented value is the Go function's, and the one-liner prints the Go function's
 // value for the example and for the values at the edges of the rule.
 
@@ -27,14 +27,14 @@ var assignV = regexp.MustCompile(`^v='([^']*)'`)
 
 func readLabelValueBlock(t *testing.T) readmeLabelValueBlock {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "..", "README.md"))
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "using.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	const marker = "<!-- The block below is run by pkg/apis/apps/labelvalue_readme_test.go"
 	_, after, ok := strings.Cut(string(data), marker)
 	if !ok {
-		t.Fatalf("README.md has no %q marker before the hashed label value block", marker)
+		t.Fatalf("docs/using.md has no %q marker before the hashed label value block", marker)
 	}
 	_, after, ok = strings.Cut(after, "```sh\n")
 	if !ok {
