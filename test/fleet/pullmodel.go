@@ -99,7 +99,7 @@ type PullModel struct {
 	opts PullModelOptions
 	// managers are the manager replicas; managerMetrics their metrics URLs. With the
 	// chart's --metrics-secure they are https and scraped with metricsToken, a token of a
-	// ServiceAccount bound to the chart's metrics-reader ClusterRole, as the README tells
+	// ServiceAccount bound to the chart's metrics-reader ClusterRole, as docs/security.md tells
 	// Prometheus' to be.
 	managers       []*pullProcess
 	managerMetrics []string
@@ -242,7 +242,7 @@ func (p *PullModel) ScrapeManagerMetrics() (framework.Metrics, error) {
 }
 
 // metricsReaderToken is a token of ServiceAccount monitoring/prometheus, bound to the
-// chart's <release>-metrics-reader ClusterRole (README, "Security model").
+// chart's <release>-metrics-reader ClusterRole (docs/security.md).
 func metricsReaderToken(ctx context.Context, cp *ControlPlane) (string, error) {
 	const namespace, name = "monitoring", "prometheus"
 	c := cp.APIServer.Client

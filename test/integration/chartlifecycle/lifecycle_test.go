@@ -162,7 +162,7 @@ var _ = Describe("The hub chart's lifecycle", Ordered, func() {
 		_, err = upgrade.RunWithContext(ctx, framework.ChartName, cur, nil)
 		Expect(err).To(MatchError(ContainSubstring("invalid ownership metadata")))
 
-		By("upgrading with --take-ownership, as the README says")
+		By("upgrading with --take-ownership, as docs/install.md says")
 		upgrade = action.NewUpgrade(helmConfig)
 		upgrade.Namespace, upgrade.Timeout, upgrade.TakeOwnership = framework.ChartNamespace, time.Minute, true
 		rel, err := upgrade.RunWithContext(ctx, framework.ChartName, cur, nil)
