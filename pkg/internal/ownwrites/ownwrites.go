@@ -27,10 +27,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// MaxChain bounds how many of its own consecutive writes of an object the tracker
+// maxChain bounds how many of its own consecutive writes of an object the tracker
 // remembers while the cache has seen none of them; a cache further behind is simply used
 // (and may cost a conflict).
-const MaxChain = 32
+const maxChain = 32
 
 // Tracker remembers a controller's last write of each object until the cache has seen it.
 // The zero value is ready to use and safe for concurrent use; a nil Tracker remembers
@@ -90,7 +90,7 @@ func (t *Tracker[T]) Wrote(base string, written T) {
 		t.objects = map[types.NamespacedName]ownWrite[T]{}
 	}
 	chain := []string{base}
-	if last, ok := t.objects[key]; ok && last.object.GetResourceVersion() == base && len(last.chain) < MaxChain {
+	if last, ok := t.objects[key]; ok && last.object.GetResourceVersion() == base && len(last.chain) < maxChain {
 		chain = last.chain
 	}
 	kept := deepCopy(written)
