@@ -58,25 +58,20 @@ type reportKey struct {
 	cluster, hubNamespace, hubName string
 }
 
-// Build computes the report of one ApplicationSet: one entry per ManifestWork (so per
-// cluster and Application), pulled or hub-rendered, sorted by cluster and app; the union
-// of the reported and applied resources; the summary; all within limits (see Unlist and
-// Bound). It never changes in, whose objects may be the cache's own.
-func Build(in Inputs, limits Limits) appsv1alpha1.AppConditions {
-	out, _ := buildReusing(in, limits, nil)
-	return out
-}
-
-// buildReusing is Build taking from prev the pulled entries whose inputs did not change;
-// it also returns the memo of this build, for the next. The result shares lists with the
-// memo: a caller that hands it to something that writes into it (a client decoding the
-// API server's answer) hands over a deep copy.
+// buildReusing computes the report of one ApplicationSet: one entry per ManifestWork (so
+// per cluster and Application), pulled or hub-rendered, sorted by cluster and app; the
+// union of the reported and applied resources; the summary; all within limits (see Unlist
+// and Bound). It never changes in, whose objects may be the cache's own. It takes from
+// prev the pulled entries whose inputs did not change (nil builds every entry) and also
+// returns the memo of this build, for the next. The result shares lists with the memo: a
+// caller that hands it to something that writes into it (a client decoding the API
+// server's answer) hands over a deep copy.
 func buildReusing(in Inputs, limits Limits, prev entryMemo) (appsv1alpha1.AppConditions, entryMemo) {
 	built, next := build(in, prev)
 	return Bound(Unlist(built, limits.ListAllUpTo), limits), next
 }
 
-// build is Build without bounds.
+// build is buildReusing without bounds.
 func build(in Inputs, prev entryMemo) (appsv1alpha1.AppConditions, entryMemo) {
 	reports := indexReports(in.Reports)
 	var (

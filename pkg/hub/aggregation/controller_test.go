@@ -9,6 +9,7 @@ import (
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/pullmodel"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/internal/latency"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 func testScheme(t *testing.T) *runtime.Scheme {
@@ -67,6 +69,14 @@ func newFakeClient(t *testing.T, writes *atomic.Int32, objs ...client.Object) cl
 		Build()
 }
 
+// reconcilerOn is the controller's reconcile.Reconciler, its metrics included, on c and
+// hubRenderedWorks, with clock (nil: the wall clock).
+func reconcilerOn(c client.Client, hubRenderedWorks client.Reader, clock func() time.Time) reconcile.Reconciler {
+	r := newReconciler(c, hubRenderedWorks)
+	r.reports.clock = clock
+	return instrumented(r, &latency.Arrivals{})
+}
+
 func TestReconcileWritesOnlyOnChange(t *testing.T) {
 	appSet := &argov1alpha1.ApplicationSet{ObjectMeta: metav1.ObjectMeta{Name: "guestbook", Namespace: appSetNamespace, UID: "appset-uid"}}
 	mw := newWork("c1", "c1-guestbook").feedback("Healthy", "Synced", "r1", "Succeeded", "2026-11-01T10:00:00Z").obj()
@@ -76,7 +86,7 @@ func TestReconcileWritesOnlyOnChange(t *testing.T) {
 	c := newFakeClient(t, &writes, appSet, &mw, &rep, mca)
 	// Each reconcile a minute after the last, so no write is held back by the pacing: an
 	// unchanged report must be left alone because it is unchanged.
-	r := &reconciler{client: c, limits: DefaultLimits, hubRenderedWorks: c, clock: steppingClock(time.Minute)}
+	r := reconcilerOn(c, c, steppingClock(time.Minute))
 	req := ctrl.Request{NamespacedName: guestbook}
 	ctx := context.Background()
 
@@ -138,7 +148,7 @@ func TestReconcileWithoutPulledApplicationsCreatesNoReport(t *testing.T) {
 	appSet := &argov1alpha1.ApplicationSet{ObjectMeta: metav1.ObjectMeta{Name: "guestbook", Namespace: appSetNamespace, UID: "appset-uid"}}
 	var writes atomic.Int32
 	c := newFakeClient(t, &writes, appSet)
-	if _, err := (&reconciler{client: c, limits: DefaultLimits, hubRenderedWorks: c}).Reconcile(context.Background(), ctrl.Request{NamespacedName: guestbook}); err != nil {
+	if _, err := reconcilerOn(c, c, nil).Reconcile(context.Background(), ctrl.Request{NamespacedName: guestbook}); err != nil {
 		t.Fatal(err)
 	}
 	if got := writes.Load(); got != 0 {
@@ -194,7 +204,7 @@ func TestReconcileBuildsOnItsOwnWriteWhileTheCacheLags(t *testing.T) {
 	api := newFakeClient(t, &writes, appSet, &mw, mca)
 	cache := &laggingCache{Client: api}
 	// Each reconcile a minute after the last: no write waits for the pacing.
-	r := &reconciler{client: cache, limits: DefaultLimits, hubRenderedWorks: cache, clock: steppingClock(time.Minute)}
+	r := reconcilerOn(cache, cache, steppingClock(time.Minute))
 	req := ctrl.Request{NamespacedName: guestbook}
 	ctx := context.Background()
 	setHealth := func(health string) { t.Helper(); setWorkHealth(t, api, client.ObjectKeyFromObject(&mw), health) }
@@ -270,7 +280,7 @@ func TestReconcilePacesWritesBySize(t *testing.T) {
 	var writes atomic.Int32
 	c := newFakeClient(t, &writes, appSet, &mw, mca)
 	now := t0.Time
-	r := &reconciler{client: c, limits: DefaultLimits, hubRenderedWorks: c, clock: func() time.Time { return now }}
+	r := reconcilerOn(c, c, func() time.Time { return now })
 	req := ctrl.Request{NamespacedName: guestbook}
 	ctx := context.Background()
 	reconcile := func() ctrl.Result {

@@ -9,13 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// Desired is the report of the ApplicationSet appSet built from in: its name, namespace,
-// label and owner reference, and its statuses within limits.
-func Desired(appSet *metav1.PartialObjectMetadata, in Inputs, limits Limits) *appsv1alpha1.MulticlusterApplicationSetReport {
-	return desiredReport(appSet, Build(in, limits))
-}
-
-// desiredReport is the report of appSet with statuses.
+// desiredReport is the report of the ApplicationSet appSet with statuses: its name,
+// namespace, label and owner reference.
 func desiredReport(appSet *metav1.PartialObjectMetadata, statuses appsv1alpha1.AppConditions) *appsv1alpha1.MulticlusterApplicationSetReport {
 	return &appsv1alpha1.MulticlusterApplicationSetReport{
 		TypeMeta: metav1.TypeMeta{APIVersion: appsv1alpha1.GroupVersion.String(), Kind: "MulticlusterApplicationSetReport"},

@@ -13,10 +13,11 @@ import (
 )
 
 // entryMemo is the pulled entries of one ApplicationSet's last rebuild, each with what it
-// was built from. A change on one cluster queues a rebuild of the whole report, and at a
-// thousand clusters computing every entry again was a quarter of the controller's CPU
-// (docs/benchmarks.md); with the memo, a rebuild computes only the entries whose
-// ManifestWork, report, agent availability or hub conditions changed, and reuses the rest.
+// was built from. A change on one cluster queues a rebuild of the whole report, and in a
+// large fleet computing every entry again took much of the controller's CPU
+// (docs/benchmarks.md, "A rebuild that reuses what did not change"); with the memo, a
+// rebuild computes only the entries whose ManifestWork, report, agent availability or hub
+// conditions changed, and reuses the rest.
 type entryMemo map[reportKey]memoizedEntry
 
 // memoizedEntry is one pulled entry and the versions of its inputs.
@@ -103,6 +104,14 @@ func sameHubCondition(a, b argov1alpha1.ApplicationCondition) bool {
 type entryMemos struct {
 	mu       sync.Mutex
 	byAppSet map[types.NamespacedName]entryMemo
+}
+
+// build is buildReusing on the memo of the ApplicationSet key's last build, whose memo it
+// keeps for the next.
+func (m *entryMemos) build(key types.NamespacedName, in Inputs, limits Limits) appsv1alpha1.AppConditions {
+	statuses, memo := buildReusing(in, limits, m.get(key))
+	m.put(key, memo)
+	return statuses
 }
 
 // get is key's memo; nil when there is none.

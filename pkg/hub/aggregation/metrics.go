@@ -1,14 +1,18 @@
 package aggregation
 
 import (
-	"github.com/prometheus/client_golang/prometheus"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"context"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/internal/latency"
+
+	"github.com/prometheus/client_golang/prometheus"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// What a reconcile did with the MulticlusterApplicationSetReport: the result label of
-// reportWrites.
+// What a reconcile did with the MulticlusterApplicationSetReport (reportWrite): the result
+// label of reportWrites.
 const (
 	resultCreated = "created"
 	resultUpdated = "updated"
@@ -44,5 +48,37 @@ func init() {
 	// Every series from the start, so a rate over them is defined before the first write.
 	for _, result := range []string{resultCreated, resultUpdated, resultDeleted, resultSkipped, resultPaced} {
 		reportWrites.WithLabelValues(result)
+	}
+}
+
+// instrumented is the controller's reconcile.Reconciler: r with its metrics around it.
+// Every reconcile is counted by what it did with the report (reportWrites), and the
+// agents' report changes that reportArrivals records are timed until a report write
+// carries them (reportFreshness).
+func instrumented(r *reconciler, reportArrivals *latency.Arrivals) reconcile.Reconciler {
+	return reportArrivals.Timed(reportFreshness, func(ctx context.Context, req ctrl.Request) (latency.Outcome, ctrl.Result, error) {
+		w, err := r.reconcile(ctx, req.NamespacedName)
+		if err != nil {
+			return latency.Pending, ctrl.Result{}, err
+		}
+		if w.result != resultNone {
+			reportWrites.WithLabelValues(w.result).Inc()
+		}
+		return w.freshness(), ctrl.Result{RequeueAfter: w.wait}, nil
+	})
+}
+
+// freshness is what w did with the changes the report waits for.
+func (w reportWrite) freshness() latency.Outcome {
+	switch w.result {
+	case resultCreated, resultUpdated:
+		return latency.Written
+	case resultDeleted:
+		return latency.Gone
+	case resultPaced:
+		// The changes wait for the write after the pause.
+		return latency.Pending
+	default:
+		return latency.Settled
 	}
 }

@@ -9,12 +9,12 @@ import (
 // together: after a write of n bytes of statuses, the next write of any report waits until
 // n/reportBytesPerSecond after the earlier writes' turn. What a write costs the API server
 // follows its size. While a fleet's Applications are being created or report for the
-// first time every entry needs attention, and a report of a thousand clusters is hundreds
-// of KiB: written after every change by four workers, such reports slowed propagation from
-// 183 to 134 Applications/s and the fan-in from 2m46s to 3m48s at a thousand clusters
-// (docs/benchmarks.md). One worker wrote about 0.6 MiB/s then. A settled fleet's reports
-// are a few KiB each and wait a few milliseconds; after a full one (1 MiB) the next waits
-// 2 s, and the changes that arrive meanwhile are carried by the next write together.
+// first time every entry needs attention, and the report of a large fleet is large:
+// written after every change by several workers, such reports slowed propagation and the
+// fan-in down (docs/benchmarks.md, "A rebuild that reuses what did not change"). A settled
+// fleet's reports are small and wait moments; after a report at its size bound the next
+// write waits about two seconds, and the changes that arrive meanwhile are carried by the
+// next write together.
 const reportBytesPerSecond = 512 << 10
 
 // writePacing is the earliest time of the next report write.

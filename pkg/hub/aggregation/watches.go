@@ -10,6 +10,7 @@ import (
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/pullmodel"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/internal/latency"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -38,10 +39,11 @@ const applicationSetIndex = "aggregation.applicationSet"
 // ManifestWork their Argo CD manages, so a ManifestWork's change finds its Application.
 const managedWorkIndex = "aggregation.managedWork"
 
-// setupWithManager registers the field indexes and the watches. ApplicationSets are
-// watched as metadata only: the controller needs their existence and UID, not their
-// templates. Every source maps to the ApplicationSet's key.
-func (r *reconciler) setupWithManager(mgr ctrl.Manager, hubRendered cache.Cache) error {
+// setupWithManager registers the field indexes and the watches, and r with its metrics
+// (instrumented), which time the agent report changes reportArrivals records.
+// ApplicationSets are watched as metadata only: the controller needs their existence and
+// UID, not their templates. Every source maps to the ApplicationSet's key.
+func (r *reconciler) setupWithManager(mgr ctrl.Manager, hubRendered cache.Cache, reportArrivals *latency.Arrivals) error {
 	ctx := context.Background()
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &workv1.ManifestWork{}, applicationSetIndex, indexWorkApplicationSet); err != nil {
 		return fmt.Errorf("indexing ManifestWorks by ApplicationSet: %w", err)
@@ -62,10 +64,12 @@ func (r *reconciler) setupWithManager(mgr ctrl.Manager, hubRendered cache.Cache)
 		// A report deleted by hand comes back; the controller's own writes cause no event.
 		Watches(&appsv1alpha1.MulticlusterApplicationSetReport{}, &handler.EnqueueRequestForObject{},
 			builder.WithPredicates(onlyDeletes())).
+		// Not a trigger: tells the writer's tracker of its own writes what the cache has.
+		WatchesRawSource(source.Kind(mgr.GetCache(), &appsv1alpha1.MulticlusterApplicationSetReport{}, r.reports.written.EventHandler())).
 		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(mapWorkToApplicationSet),
 			builder.WithPredicates(predicate.NewPredicateFuncs(isApplicationSetWork), workChanged())).
 		// Report changes are timed from here to the report write (reportFreshness).
-		Watches(&appsv1alpha1.ApplicationStatusReport{}, handler.EnqueueRequestsFromMapFunc(r.reportArrivals.MapFunc(mapReportToApplicationSet)),
+		Watches(&appsv1alpha1.ApplicationStatusReport{}, handler.EnqueueRequestsFromMapFunc(reportArrivals.MapFunc(mapReportToApplicationSet)),
 			builder.WithPredicates(pullmodel.ReportChangedPredicate())).
 		Watches(&addonv1alpha1.ManagedClusterAddOn{},
 			recordingAvailability(&r.agents, handler.EnqueueRequestsFromMapFunc(r.mapAddonToApplicationSets)),
@@ -80,7 +84,7 @@ func (r *reconciler) setupWithManager(mgr ctrl.Manager, hubRendered cache.Cache)
 		WatchesRawSource(source.Kind(hubRendered, &workv1.ManifestWork{},
 			handler.TypedEnqueueRequestsFromMapFunc(r.mapHubRenderedWorkToApplicationSets), hubRenderedWorkChanged())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: maxConcurrentReconciles}).
-		Complete(r)
+		Complete(instrumented(r, reportArrivals))
 	if err != nil {
 		return fmt.Errorf("creating the %s controller: %w", ControllerName, err)
 	}

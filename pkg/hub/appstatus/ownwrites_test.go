@@ -17,7 +17,7 @@ func appAt(resourceVersion string) *argov1alpha1.Application {
 // else it would keep a copy of every Application the controller ever wrote.
 func TestCachedWritesAreForgotten(t *testing.T) {
 	r := &reconciler{}
-	handler := r.forgetCachedWrites()
+	handler := r.written.EventHandler()
 	ctx := context.Background()
 
 	r.written.Wrote("1", appAt("2"))

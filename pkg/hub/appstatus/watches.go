@@ -12,14 +12,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/workqueue"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -46,27 +44,13 @@ func (r *reconciler) setupWithManager(mgr ctrl.Manager) error {
 		Watches(&addonv1alpha1.ManagedClusterAddOn{}, handler.EnqueueRequestsFromMapFunc(r.mapAddonToApplications),
 			builder.WithPredicates(predicate.Or(pullmodel.AgentAvailabilityPredicate(), watchedChanged()))).
 		// Not a trigger: tells the tracker of the controller's own writes what the cache has.
-		WatchesRawSource(source.Kind(mgr.GetCache(), &argov1alpha1.Application{}, r.forgetCachedWrites())).
+		WatchesRawSource(source.Kind(mgr.GetCache(), &argov1alpha1.Application{}, r.written.EventHandler())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: maxConcurrentReconciles}).
 		Complete(r)
 	if err != nil {
 		return fmt.Errorf("creating the %s controller: %w", ControllerName, err)
 	}
 	return nil
-}
-
-// forgetCachedWrites lets the tracker of the controller's own writes drop each as soon as
-// the cache holds it (or a newer version), so it remembers only writes in flight, not a
-// copy of every Application it ever wrote. It enqueues nothing.
-func (r *reconciler) forgetCachedWrites() handler.TypedEventHandler[*argov1alpha1.Application, reconcile.Request] {
-	return handler.TypedFuncs[*argov1alpha1.Application, reconcile.Request]{
-		UpdateFunc: func(_ context.Context, e event.TypedUpdateEvent[*argov1alpha1.Application], _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			r.written.Observed(e.ObjectNew)
-		},
-		DeleteFunc: func(_ context.Context, e event.TypedDeleteEvent[*argov1alpha1.Application], _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			r.written.Forget(client.ObjectKeyFromObject(e.Object))
-		},
-	}
 }
 
 // reportHubApplication is the hub Application an agent report's source names.

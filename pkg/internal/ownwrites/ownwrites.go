@@ -8,20 +8,29 @@
 // instead costs nothing and keeps the optimistic concurrency: a write by anyone else
 // changes the cached resourceVersion to one the controller never wrote, and then the cache
 // wins.
+//
+// A controller uses a Tracker in four places: Current on the cached copy before it builds
+// its write, Wrote after a write succeeds (with the resourceVersion the write was built
+// on), Forget after a write fails, and EventHandler on its watch of the written kind.
 package ownwrites
 
 import (
+	"context"
 	"slices"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// MaxChain bounds how many of its own consecutive writes of an object the tracker
+// maxChain bounds how many of its own consecutive writes of an object the tracker
 // remembers while the cache has seen none of them; a cache further behind is simply used
 // (and may cost a conflict).
-const MaxChain = 32
+const maxChain = 32
 
 // Tracker remembers a controller's last write of each object until the cache has seen it.
 // The zero value is ready to use and safe for concurrent use; a nil Tracker remembers
@@ -81,7 +90,7 @@ func (t *Tracker[T]) Wrote(base string, written T) {
 		t.objects = map[types.NamespacedName]ownWrite[T]{}
 	}
 	chain := []string{base}
-	if last, ok := t.objects[key]; ok && last.object.GetResourceVersion() == base && len(last.chain) < MaxChain {
+	if last, ok := t.objects[key]; ok && last.object.GetResourceVersion() == base && len(last.chain) < maxChain {
 		chain = last.chain
 	}
 	kept := deepCopy(written)
@@ -105,6 +114,22 @@ func (t *Tracker[T]) Observed(obj client.Object) {
 		return
 	}
 	delete(t.objects, key)
+}
+
+// EventHandler tells the tracker what the cache holds: each update is Observed, each
+// deletion forgotten, so the tracker remembers only the writes in flight, not a copy of
+// every object the controller ever wrote. Wired to the watch of the written kind on the
+// cache the controller reads (source.Kind), it enqueues nothing.
+func (t *Tracker[T]) EventHandler() handler.TypedEventHandler[T, reconcile.Request] {
+	type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
+	return handler.TypedFuncs[T, reconcile.Request]{
+		UpdateFunc: func(_ context.Context, e event.TypedUpdateEvent[T], _ queue) {
+			t.Observed(e.ObjectNew)
+		},
+		DeleteFunc: func(_ context.Context, e event.TypedDeleteEvent[T], _ queue) {
+			t.Forget(client.ObjectKeyFromObject(e.Object))
+		},
+	}
 }
 
 // Forget drops what is remembered of the object key: it was deleted, or a write failed.

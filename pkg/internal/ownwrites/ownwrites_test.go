@@ -1,12 +1,15 @@
 package ownwrites
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 )
 
 func configMap(resourceVersion, value string) *corev1.ConfigMap {
@@ -109,13 +112,13 @@ func TestObservedForgetsOnceTheCacheHasTheWrite(t *testing.T) {
 
 func TestChainIsBounded(t *testing.T) {
 	var tracker Tracker[*corev1.ConfigMap]
-	for i := 1; i <= MaxChain+5; i++ {
+	for i := 1; i <= maxChain+5; i++ {
 		tracker.Wrote(fmt.Sprint(i), configMap(fmt.Sprint(i+1), ""))
 	}
 	// The chain restarted at the bound, so the very first version is no longer known as
 	// the controller's own: the cache is used.
 	if got := tracker.Current(configMap("1", "")); got.ResourceVersion != "1" {
-		t.Errorf("Current built on a write %d writes ahead of the cache; want the cache beyond MaxChain", MaxChain+5)
+		t.Errorf("Current built on a write %d writes ahead of the cache; want the cache beyond maxChain", maxChain+5)
 	}
 }
 
@@ -134,5 +137,56 @@ func TestNilTrackerRemembersNothing(t *testing.T) {
 	tracker.Forget(key)
 	if got := tracker.Current(configMap("1", "cached")); got.Data["v"] != "cached" {
 		t.Errorf("a nil tracker returned %q, want the cache's copy", got.Data["v"])
+	}
+}
+
+// TestEventHandlerPrunes checks that the handler wired to the cache's watch drops a write
+// once the cache has it, or once the object is deleted, and enqueues nothing.
+func TestEventHandlerPrunes(t *testing.T) {
+	var tracker Tracker[*corev1.ConfigMap]
+	h := tracker.EventHandler()
+	ctx := context.Background()
+
+	tracker.Wrote("1", configMap("2", ""))
+	h.Update(ctx, event.TypedUpdateEvent[*corev1.ConfigMap]{ObjectOld: configMap("0", ""), ObjectNew: configMap("1", "")}, nil)
+	if tracker.Len() != 1 {
+		t.Fatalf("forgot the write while the cache still showed the version it was built on")
+	}
+	h.Update(ctx, event.TypedUpdateEvent[*corev1.ConfigMap]{ObjectOld: configMap("1", ""), ObjectNew: configMap("2", "")}, nil)
+	if tracker.Len() != 0 {
+		t.Errorf("still remembers the write the cache has seen")
+	}
+	tracker.Wrote("2", configMap("3", ""))
+	h.Delete(ctx, event.TypedDeleteEvent[*corev1.ConfigMap]{Object: configMap("2", "")}, nil)
+	if tracker.Len() != 0 {
+		t.Errorf("still remembers a write of a deleted object")
+	}
+}
+
+// TestTrackerOfUnstructured: a controller that reads and writes objects unstructured
+// tracks its writes the same way.
+func TestTrackerOfUnstructured(t *testing.T) {
+	object := func(resourceVersion, value string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion("v1")
+		u.SetKind("ConfigMap")
+		u.SetNamespace(key.Namespace)
+		u.SetName(key.Name)
+		u.SetResourceVersion(resourceVersion)
+		u.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "test"}})
+		_ = unstructured.SetNestedField(u.Object, value, "data", "v")
+		return u
+	}
+	var tracker Tracker[*unstructured.Unstructured]
+	tracker.Wrote("1", object("2", "mine"))
+	got := tracker.Current(object("1", "cached"))
+	if v, _, _ := unstructured.NestedString(got.Object, "data", "v"); got.GetResourceVersion() != "2" || v != "mine" {
+		t.Errorf("Current = resourceVersion %q, value %q; want the controller's write 2, mine", got.GetResourceVersion(), v)
+	}
+	if len(got.GetManagedFields()) != 0 {
+		t.Errorf("Current kept managed fields %v", got.GetManagedFields())
+	}
+	if got := tracker.Current(object("2", "cached")); got.GetResourceVersion() != "2" || tracker.Len() != 0 {
+		t.Errorf("the cache caught up: Current = %q with %d remembered, want the cache's and none", got.GetResourceVersion(), tracker.Len())
 	}
 }
