@@ -67,9 +67,9 @@ func TestManifestWorkCacheHoldsOnlyPulledWorks(t *testing.T) {
 	}
 }
 
-// TestSetupControllersRefusesAnUnknownName: a suite or caller naming a controller that
+// TestSetupControllersWithRefusesAnUnknownName: a suite or caller naming a controller that
 // does not exist fails before anything is registered, rather than running none.
-func TestSetupControllersRefusesAnUnknownName(t *testing.T) {
+func TestSetupControllersWithRefusesAnUnknownName(t *testing.T) {
 	err := SetupControllersWith(nil, DefaultControllerOptions(), propagation.ControllerName, "propagaton")
 	if err == nil || !strings.Contains(err.Error(), `"propagaton"`) {
 		t.Fatalf("SetupControllersWith with a misspelt name = %v, want an error naming it", err)
