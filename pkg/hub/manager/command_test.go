@@ -110,7 +110,7 @@ func TestDeprecatedArgoCDNamespacesFlag(t *testing.T) {
 		if got, want := o.Controllers.GitOpsCluster.ArgoNamespaces, []string{"argocd", "openshift-gitops"}; !slices.Equal(got, want) {
 			t.Errorf("--%s: GitOpsCluster.ArgoNamespaces = %q, want %q", flag, got, want)
 		}
-		if tenancy := o.Controllers.Propagation.Tenancy.ArgoCDNamespace; tenancy != "argocd" {
+		if tenancy := cmd.Flags().Lookup("argocd-namespace").Value.String(); tenancy != "argocd" {
 			t.Errorf("--%s changed the tenancy checks' --argocd-namespace to %q", flag, tenancy)
 		}
 	}
