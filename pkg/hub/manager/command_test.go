@@ -114,7 +114,7 @@ func TestDeprecatedArgoCDNamespacesFlag(t *testing.T) {
 			t.Errorf("--%s changed the tenancy checks' --argocd-namespace to %q", flag, tenancy)
 		}
 	}
-	if f := NewCommand().Flags().Lookup("argocd-namespaces"); f == nil || f.Deprecated == "" || !strings.Contains(f.Deprecated, "--gitopscluster-argocd-namespaces") {
+	if f := NewCommand().Flags().Lookup("argocd-namespaces"); f == nil || !strings.Contains(f.Deprecated, "--gitopscluster-argocd-namespaces") {
 		t.Errorf("--argocd-namespaces is not marked deprecated in favour of --gitopscluster-argocd-namespaces: %+v", f)
 	}
 }
