@@ -39,6 +39,12 @@ func WithCache(c cache.Options) ManagerOption {
 	return func(o *ctrl.Options) { o.Cache = c }
 }
 
+// SetupHubControllers registers with mgr the hub controllers named in only (every one
+// when empty) with their defaults, as the binary wires them: a setup for RunManager.
+func SetupHubControllers(mgr ctrl.Manager, only ...string) error {
+	return manager.SetupControllersWith(mgr, manager.DefaultControllerOptions(), only...)
+}
+
 // RunManager starts a controller-runtime manager on cfg, cached like the binary's
 // (manager.CacheOptions) and without metrics or probe listeners, with the controllers
 // setup registers, and waits until its cache has synced. stop cancels it and returns

@@ -111,15 +111,6 @@ func AgentHubRules() []rbacv1.PolicyRule {
 	}
 }
 
-// AgentHubClusterRole is the ClusterRole AgentHubRoleName with AgentHubRules, for tools
-// that set up a hub without the chart (test/tools/bench-scale).
-func AgentHubClusterRole() *rbacv1.ClusterRole {
-	return &rbacv1.ClusterRole{
-		ObjectMeta: metav1.ObjectMeta{Name: AgentHubRoleName},
-		Rules:      AgentHubRules(),
-	}
-}
-
 // AgentHubRoleBinding binds the ClusterRole AgentHubRoleName, in cluster's namespace, to
 // the group of cluster's addon agent only.
 func AgentHubRoleBinding(cluster string, addon *addonv1alpha1.ManagedClusterAddOn) *rbacv1.RoleBinding {

@@ -16,10 +16,11 @@ import (
 // RenderCache renders the agent chart once per cluster and set of rendering inputs.
 //
 // addon-framework asks for the agent's manifests on every sync of a cluster's addon, and
-// its informers resync every addon every 10 minutes: on a large fleet the manager spent
-// most of its time rendering the same Helm chart into the same objects again
-// (docs/benchmarks.md has the profile). The objects depend only on what renderInputs
-// collects, so an unchanged fingerprint returns a copy of the last rendering.
+// its informers resync every addon periodically: on a large fleet rendering the same Helm
+// chart into the same objects again dominated the manager's CPU profile
+// (docs/benchmarks.md, "Before and after the 2026-11-21 round"). The objects depend only
+// on what renderInputs collects, so an unchanged fingerprint returns a copy of the last
+// rendering.
 type RenderCache struct {
 	agent.AgentAddon
 

@@ -204,7 +204,7 @@ func TestAgentHubPermission(t *testing.T) {
 // TestExampleAddOnDeploymentConfig renders the agent with examples/addondeploymentconfig.yaml
 // so the documented example keeps working.
 func TestExampleAddOnDeploymentConfig(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "..", "examples", "addondeploymentconfig.yaml"))
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "examples", "addondeploymentconfig.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-const chartDir = "../../charts/argocd-pull-integration"
+const chartDir = "../../../charts/argocd-pull-integration"
 
 func renderChart(t *testing.T, values map[string]any) map[string]string {
 	t.Helper()

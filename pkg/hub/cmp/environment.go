@@ -29,10 +29,9 @@ const (
 	EnvAppNamespace = "ARGOCD_APP_NAMESPACE"
 	// EnvAppRevision is the resolved revision being rendered.
 	EnvAppRevision = "ARGOCD_APP_REVISION"
-	// EnvAppSourceRepoURL and EnvAppSourcePath say where the manifests come from; used in
-	// messages only.
-	EnvAppSourceRepoURL = "ARGOCD_APP_SOURCE_REPO_URL"
-	EnvAppSourcePath    = "ARGOCD_APP_SOURCE_PATH"
+	// EnvAppSourcePath is the source path the manifests come from, relative to the
+	// repository's root.
+	EnvAppSourcePath = "ARGOCD_APP_SOURCE_PATH"
 
 	// EnvCluster (plugin env CLUSTER) names the target cluster when the Application's
 	// destination namespace is not the cluster's namespace.

@@ -11,7 +11,7 @@ import (
 )
 
 // healthScript is the health check the chart ships for Argo CD's argocd-cm.
-const healthScript = "../../charts/argocd-pull-integration/files/manifestwork-health.lua"
+const healthScript = "../../../charts/argocd-pull-integration/files/manifestwork-health.lua"
 
 // runHealthCheck runs the script as Argo CD v3 does (util/lua/lua.go runLua and
 // ExecuteHealthLua): only the package, base and table libraries, the object as the global

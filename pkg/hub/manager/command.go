@@ -254,15 +254,9 @@ func trimCached(obj any) (any, error) {
 	return propagation.TrimStoredApplication(obj)
 }
 
-// SetupControllers registers with mgr the shared pull-model indexes and the hub
+// SetupControllersWith registers with mgr the shared pull-model indexes and the hub
 // controllers named in only (every controller of hubControllers when empty), in the
-// table's order, with their defaults. Tests call it to run the controllers as the binary
-// wires them.
-func SetupControllers(mgr ctrl.Manager, only ...string) error {
-	return SetupControllersWith(mgr, DefaultControllerOptions(), only...)
-}
-
-// SetupControllersWith is SetupControllers with the controllers configured by o.
+// table's order, configured by o.
 func SetupControllersWith(mgr ctrl.Manager, o ControllerOptions, only ...string) error {
 	all := hubControllers(o)
 	for _, name := range only {

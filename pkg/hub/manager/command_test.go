@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/propagation"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -65,12 +67,12 @@ func TestManifestWorkCacheHoldsOnlyPulledWorks(t *testing.T) {
 	}
 }
 
-// TestSetupControllersRefusesAnUnknownName: a suite or caller naming a controller that
+// TestSetupControllersWithRefusesAnUnknownName: a suite or caller naming a controller that
 // does not exist fails before anything is registered, rather than running none.
-func TestSetupControllersRefusesAnUnknownName(t *testing.T) {
-	err := SetupControllers(nil, propagation.ControllerName, "propagaton")
+func TestSetupControllersWithRefusesAnUnknownName(t *testing.T) {
+	err := SetupControllersWith(nil, DefaultControllerOptions(), propagation.ControllerName, "propagaton")
 	if err == nil || !strings.Contains(err.Error(), `"propagaton"`) {
-		t.Fatalf("SetupControllers with a misspelt name = %v, want an error naming it", err)
+		t.Fatalf("SetupControllersWith with a misspelt name = %v, want an error naming it", err)
 	}
 }
 
@@ -91,6 +93,29 @@ func TestTenancyFlags(t *testing.T) {
 		if got := cmd.Flags().Lookup(flag).Value.String(); got != want {
 			t.Errorf("--%s = %q, want %q", flag, got, want)
 		}
+	}
+}
+
+// TestDeprecatedArgoCDNamespacesFlag: --argocd-namespaces, the old name of
+// --gitopscluster-argocd-namespaces, still sets the GitOpsCluster controller's Argo CD
+// namespaces (and so the manager's cache of Secrets and ConfigMaps) for one release.
+func TestDeprecatedArgoCDNamespacesFlag(t *testing.T) {
+	for _, flag := range []string{"gitopscluster-argocd-namespaces", "argocd-namespaces"} {
+		o := NewOptions()
+		cmd := &cobra.Command{Use: "manager"}
+		o.AddFlags(cmd)
+		if err := cmd.ParseFlags([]string{"--" + flag + "=argocd,openshift-gitops"}); err != nil {
+			t.Fatalf("--%s: %v", flag, err)
+		}
+		if got, want := o.Controllers.GitOpsCluster.ArgoNamespaces, []string{"argocd", "openshift-gitops"}; !slices.Equal(got, want) {
+			t.Errorf("--%s: GitOpsCluster.ArgoNamespaces = %q, want %q", flag, got, want)
+		}
+		if tenancy := cmd.Flags().Lookup("argocd-namespace").Value.String(); tenancy != "argocd" {
+			t.Errorf("--%s changed the tenancy checks' --argocd-namespace to %q", flag, tenancy)
+		}
+	}
+	if f := NewCommand().Flags().Lookup("argocd-namespaces"); f == nil || !strings.Contains(f.Deprecated, "--gitopscluster-argocd-namespaces") {
+		t.Errorf("--argocd-namespaces is not marked deprecated in favour of --gitopscluster-argocd-namespaces: %+v", f)
 	}
 }
 

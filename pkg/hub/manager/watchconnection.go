@@ -17,13 +17,12 @@ import (
 // client-go keeps one transport per TLS configuration, so without this every request and
 // watch of the process is a stream of one HTTP/2 connection, and the API server writes
 // all of them through that connection's one serving goroutine, each watch event waiting
-// for its turn behind the answers to the controllers' writes. Under a burst (32
-// propagation workers creating ManifestWorks) the watches fell behind, and the API server
-// closes a watcher that does not take its events in time (its buffer is ten events when
-// its watch cache is young): 40 closures per watch in a 5,000-Application burst, each
-// followed by a re-watch that the API server serves by copying every event missed, and
-// Applications seen seconds late. On a connection of their own, none (docs/benchmarks.md,
-// "Watches on a connection of their own").
+// for its turn behind the answers to the controllers' writes. Under a burst of writes
+// (the propagation workers creating ManifestWorks) the watches fell behind, and the API
+// server closes a watcher that does not take its events in time: each closure is followed
+// by a re-watch that the API server serves by copying every event missed, and
+// Applications are seen late. On a connection of their own, the watches keep up
+// (docs/benchmarks.md, "Watches on a connection of their own").
 func WithOwnWatchConnection(opts cache.Options, cfg *rest.Config) (cache.Options, error) {
 	hc, err := ownConnectionClient(cfg)
 	if err != nil {

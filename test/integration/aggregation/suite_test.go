@@ -12,7 +12,6 @@ import (
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/aggregation"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/appstatus"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/manager"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/suite"
 )
@@ -42,7 +41,7 @@ var _ = BeforeSuite(func() {
 	// binary's (pkg/hub/manager).
 	cfg := writes.Wrap(apiServer.Config)
 	stopMgr, err = framework.RunManager(cfg, scheme, func(mgr ctrl.Manager) error {
-		return manager.SetupControllers(mgr, appstatus.ControllerName, aggregation.ControllerName)
+		return framework.SetupHubControllers(mgr, appstatus.ControllerName, aggregation.ControllerName)
 	})
 	Expect(err).NotTo(HaveOccurred())
 })

@@ -90,7 +90,7 @@ func BenchmarkBurst(b *testing.B) {
 		managerOpts = append(managerOpts, func(o *ctrl.Options) { o.Cache.HTTPClient = shared })
 	}
 	stopManager, err := framework.RunManager(mgrCfg, s, func(mgr ctrl.Manager) error {
-		return manager.SetupControllers(mgr, propagation.ControllerName)
+		return framework.SetupHubControllers(mgr, propagation.ControllerName)
 	}, managerOpts...)
 	must(b, err)
 	defer func() { _ = stopManager() }()

@@ -11,7 +11,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/manager"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/propagation"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/suite"
@@ -58,7 +57,7 @@ var _ = AfterSuite(func() {
 func startManager() func() {
 	GinkgoHelper()
 	stop, err := framework.RunManager(apiServer.Config, scheme, func(mgr ctrl.Manager) error {
-		return manager.SetupControllers(mgr, propagation.ControllerName)
+		return framework.SetupHubControllers(mgr, propagation.ControllerName)
 	}, framework.WithNewClient(writes.NewClient))
 	Expect(err).NotTo(HaveOccurred())
 	return func() {
