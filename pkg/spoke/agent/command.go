@@ -1,5 +1,12 @@
 // Package agent is the managed-cluster process, `argocd-pull-addon agent`: it watches
 // the cluster's Argo CD Applications and reports their status to the hub.
+//
+// The package is the process around the agent's jobs: its options and flags, the
+// manager against the managed cluster with the agent's client of the hub, the addon
+// Lease and the health checks that gate its renewal, the reconnect to the hub, and the
+// table (components.go) that wires the jobs together: the reports (pkg/spoke/reports),
+// the resource trees (pkg/spoke/resourcetree), the environment controller
+// (pkg/spoke/environment) and the hub requests (requests.go).
 package agent
 
 import (

@@ -73,12 +73,7 @@ func (s *HealthSources) Observe(key types.NamespacedName, app *argov1alpha1.Appl
 	}
 	after := s.conditionLocked()
 	s.mu.Unlock()
-	if !sameCondition(before, after) {
-		select {
-		case s.changed <- event.GenericEvent{}:
-		default: // one is pending already
-		}
-	}
+	signalChange(s.changed, before, after)
 }
 
 // Condition is the ResourceHealthPersisted condition the Applications seen so far make;
@@ -118,12 +113,4 @@ func resourceHealthPersistedCondition(inTreeControllers []string, persisted int)
 		return nil
 	}
 	return cond
-}
-
-// sameCondition says whether a and b say the same (either may be nil).
-func sameCondition(a, b *metav1.Condition) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return a.Type == b.Type && a.Status == b.Status && a.Reason == b.Reason && a.Message == b.Message
 }

@@ -241,12 +241,7 @@ func (t *Trees) record(key types.NamespacedName, err error) {
 	}
 	after := t.conditionLocked()
 	t.mu.Unlock()
-	if !sameCondition(before, after) {
-		select {
-		case t.changed <- event.GenericEvent{}:
-		default: // one is pending already
-		}
-	}
+	signalChange(t.changed, before, after)
 	if len(again) > 0 {
 		// Off the reconciler's goroutine: the report controller drains retry.
 		go func() {
