@@ -1,77 +1,23 @@
 // Package agent is the managed-cluster process, `argocd-pull-addon agent`: it watches
 // the cluster's Argo CD Applications and reports their status to the hub.
+//
+// The package is the process around the agent's jobs: its options and flags, the
+// manager against the managed cluster with the agent's client of the hub, the addon
+// Lease and the health checks that gate its renewal, the reconnect to the hub, and the
+// table (components.go) that wires the jobs together: the reports (pkg/spoke/reports),
+// the resource trees (pkg/spoke/resourcetree), the environment controller
+// (pkg/spoke/environment) and the hub requests (requests.go).
 package agent
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	cacheutil "github.com/argoproj/argo-cd/v2/util/cache"
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
-
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/internal/endpoints"
 )
-
-// DefaultCoalesceWindow is how long the agent waits after an Application changes before
-// it writes the report: every further change in that window rides along in the same
-// write, and a spoke change still reaches the hub in about a second.
-const DefaultCoalesceWindow = time.Second
-
-// Options configure the agent.
-type Options struct {
-	Endpoints *endpoints.Options
-
-	// HubKubeconfig is the kubeconfig file of the hub, as addon registration mounts it
-	// (the registration Secret as a directory). Client certificates it names by file are
-	// re-read by client-go when they rotate.
-	HubKubeconfig string
-	// ClusterName is the managed cluster's name: the hub namespace reports go to.
-	ClusterName string
-	// AddonNamespace is the install namespace on the managed cluster, home of the Lease.
-	AddonNamespace string
-	// WatchNamespaces are the namespaces whose Applications the agent reports.
-	WatchNamespaces []string
-
-	// ArgoCDNamespace is where the cluster's Argo CD runs: its application controller's
-	// namespace (the resource tree keys of Applications elsewhere carry their namespace)
-	// and the home of RedisSecret.
-	ArgoCDNamespace string
-	// RedisAddress is Argo CD's Redis, host:port; empty means its Service,
-	// argocd-redis.<ArgoCDNamespace>.svc:6379.
-	RedisAddress string
-	// RedisSecret is the Secret in ArgoCDNamespace holding Argo CD's Redis password
-	// (key auth), as Argo CD's own installation creates it.
-	RedisSecret string
-	// RedisCompression is how Argo CD compresses its cache (its --redis-compress): gzip
-	// (Argo CD's default) or none.
-	RedisCompression string
-
-	// HubConfig and ManagedConfig, when set, are used instead of HubKubeconfig and
-	// Endpoints.Kubeconfig; for running the agent inside another program (the tests).
-	HubConfig     *rest.Config
-	ManagedConfig *rest.Config
-	// CoalesceWindow overrides DefaultCoalesceWindow when not zero.
-	CoalesceWindow time.Duration
-	// ReportFailureGrace overrides DefaultReportFailureGrace when not zero.
-	ReportFailureGrace time.Duration
-}
-
-// NewOptions returns the agent's defaults. Its ports differ from the manager's so both
-// can run on one machine without flags.
-func NewOptions() *Options {
-	return &Options{
-		Endpoints:        endpoints.NewOptions(8090, 8091),
-		AddonNamespace:   "open-cluster-management-agent-addon",
-		WatchNamespaces:  []string{"argocd"},
-		ArgoCDNamespace:  "argocd",
-		RedisSecret:      DefaultRedisSecret,
-		RedisCompression: string(cacheutil.RedisCompressionGZip),
-	}
-}
 
 // NewCommand returns the `agent` subcommand.
 func NewCommand() *cobra.Command {
@@ -155,19 +101,4 @@ func (o *Options) Run(ctx context.Context) error {
 		return err
 	}
 	return a.run(ctx)
-}
-
-// redisAddress is RedisAddress or Argo CD's Service in ArgoCDNamespace.
-func (o *Options) redisAddress() string {
-	if o.RedisAddress != "" {
-		return o.RedisAddress
-	}
-	return fmt.Sprintf("argocd-redis.%s.svc:6379", o.ArgoCDNamespace)
-}
-
-func (o *Options) reportFailureGrace() time.Duration {
-	if o.ReportFailureGrace > 0 {
-		return o.ReportFailureGrace
-	}
-	return DefaultReportFailureGrace
 }

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/spoke/reports"
 )
 
 // Deadlines of the health checks: addon-framework's lease updater calls them in line,
@@ -25,19 +26,6 @@ const (
 	cacheSyncCheckTimeout = time.Second
 	hubCheckTimeout       = 10 * time.Second
 )
-
-// DefaultReportFailureGrace is how long the agent's report writes may all fail before it
-// stops renewing its addon lease.
-//
-// It is a time, not a number of failures: how many writes fail in a minute depends on how
-// many Applications changed, not on how long the hub has refused them. It is
-// retryMaxDelay, the longest a failed write waits for its retry, so a streak this long
-// means every write that failed was retried at least once and failed again; a blip (an
-// API server restarting, a webhook timing out) is over by then. It need not be longer:
-// one withheld renewal does not make the agent unavailable, the registration agent first
-// waits five lease durations (5 minutes) without a renewal. So the hub stops trusting the
-// agent's reports some 2 + 1 + 5 minutes after it started refusing them.
-const DefaultReportFailureGrace = retryMaxDelay
 
 // healthChecks gate the addon Lease: it is renewed only while the agent's informers are
 // synced, the hub answers the agent's own credentials and takes its report writes, so the
@@ -49,7 +37,7 @@ type healthChecks struct {
 	hubReader   client.Reader
 	clusterName string
 	// owner learns the ManagedClusterAddOn the hub check reads.
-	owner *addonOwner
+	owner *reports.AddonOwner
 	// writes follows the report writes, which the report controller records.
 	writes *reportWriteHealth
 	// hubDown and writesFailing remember the last hub and reports checks, so only changes
@@ -58,7 +46,7 @@ type healthChecks struct {
 	writesFailing atomic.Bool
 }
 
-func newHealthChecks(managed, hubCache cache.Cache, hubReader client.Reader, clusterName string, owner *addonOwner, reportFailureGrace time.Duration) *healthChecks {
+func newHealthChecks(managed, hubCache cache.Cache, hubReader client.Reader, clusterName string, owner *reports.AddonOwner, reportFailureGrace time.Duration) *healthChecks {
 	return &healthChecks{managed: managed, hubCache: hubCache, hubReader: hubReader, clusterName: clusterName, owner: owner,
 		writes: newReportWriteHealth(reportFailureGrace, time.Now)}
 }
@@ -91,7 +79,7 @@ func (h *healthChecks) hubWorks() bool {
 	defer cancel()
 	mca := &addonv1alpha1.ManagedClusterAddOn{}
 	err := h.hubReader.Get(ctx, types.NamespacedName{Namespace: h.clusterName, Name: apps.AddonName}, mca)
-	h.owner.observe(mca, err)
+	h.owner.Observe(mca, err)
 	works := err == nil || apierrors.IsNotFound(err)
 	countLeaseCheck(leaseCheckHub, works)
 	log := ctrl.Log.WithName("agent").WithName("lease")
@@ -150,16 +138,16 @@ func newReportWriteHealth(grace time.Duration, now func() time.Time) *reportWrit
 	return &reportWriteHealth{grace: grace, now: now, pending: map[string]bool{}}
 }
 
-// succeeded records a write of the report name the hub took.
-func (w *reportWriteHealth) succeeded(name string) {
+// Succeeded records a write of the report name the hub took.
+func (w *reportWriteHealth) Succeeded(name string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	delete(w.pending, name)
 	w.streakStart, w.lastErr = time.Time{}, nil
 }
 
-// failed records a write of the report name that failed; the report controller retries it.
-func (w *reportWriteHealth) failed(name string, err error) {
+// Failed records a write of the report name that failed; the report controller retries it.
+func (w *reportWriteHealth) Failed(name string, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.pending[name] = true
@@ -169,9 +157,9 @@ func (w *reportWriteHealth) failed(name string, err error) {
 	}
 }
 
-// settled records that a reconcile of the report name ended without a failed write: it
+// Settled records that a reconcile of the report name ended without a failed write: it
 // wrote, or had nothing (left) to write. No retry follows, so its failure is over.
-func (w *reportWriteHealth) settled(name string) {
+func (w *reportWriteHealth) Settled(name string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	delete(w.pending, name)

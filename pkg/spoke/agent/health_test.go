@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/spoke/reports"
 )
 
 // hubAnswer is a hub reader that answers every Get with answer, after checking that the
@@ -85,8 +86,8 @@ func TestHubWorks(t *testing.T) {
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			reader := hubAnswer{t: t, answer: tt.answer}
-			owner := newAddonOwner(reader, "c1")
-			owner.observe(&addonv1alpha1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Name: apps.AddonName, UID: "old-uid"}}, nil)
+			owner := reports.NewAddonOwner(reader, "c1")
+			owner.Observe(&addonv1alpha1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Name: apps.AddonName, UID: "old-uid"}}, nil)
 			h := &healthChecks{hubReader: reader, clusterName: "c1", owner: owner}
 			before := leaseCheckCounts(t)
 
@@ -101,9 +102,13 @@ func TestHubWorks(t *testing.T) {
 			if got := gaugeValue(t, "argocd_pull_agent_hub_reachable"); got != wantGauge {
 				t.Errorf("argocd_pull_agent_hub_reachable = %v, want %v", got, wantGauge)
 			}
+			// The owner known after the check; with none known, Reference reads the hub
+			// again, which answers as it did.
 			gotUID := ""
-			if owner.ref != nil {
-				gotUID = string(owner.ref.UID)
+			refCtx, cancel := context.WithTimeout(context.Background(), hubCheckTimeout)
+			defer cancel()
+			if ref, err := owner.Reference(refCtx); err == nil {
+				gotUID = string(ref.UID)
 			}
 			if gotUID != tt.wantOwnerUID {
 				t.Errorf("owner of the reports after the check: UID %q, want %q", gotUID, tt.wantOwnerUID)
@@ -122,7 +127,7 @@ func TestHubWorksAgain(t *testing.T) {
 		}
 		return nil
 	}}
-	h := &healthChecks{hubReader: reader, clusterName: "c1", owner: newAddonOwner(reader, "c1")}
+	h := &healthChecks{hubReader: reader, clusterName: "c1", owner: reports.NewAddonOwner(reader, "c1")}
 	for i, step := range []struct{ down, want bool }{{false, true}, {true, false}, {true, false}, {false, true}} {
 		down = step.down
 		before := leaseCheckCounts(t)
@@ -229,11 +234,11 @@ func TestReportWriteHealth(t *testing.T) {
 				clock.advance(s.after)
 				switch s.op {
 				case "ok":
-					w.succeeded(s.report)
+					w.Succeeded(s.report)
 				case "fail":
-					w.failed(s.report, refused)
+					w.Failed(s.report, refused)
 				case "settled":
-					w.settled(s.report)
+					w.Settled(s.report)
 				}
 			}
 			since, err := w.failing()
@@ -266,9 +271,9 @@ func TestReportsWritten(t *testing.T) {
 		clock.advance(step.after)
 		switch step.op {
 		case "fail":
-			h.writes.failed("argocd.guestbook", apierrors.NewForbidden(schema.GroupResource{Resource: "applicationstatusreports"}, "argocd.guestbook", errors.New("no RBAC")))
+			h.writes.Failed("argocd.guestbook", apierrors.NewForbidden(schema.GroupResource{Resource: "applicationstatusreports"}, "argocd.guestbook", errors.New("no RBAC")))
 		case "ok":
-			h.writes.succeeded("argocd.guestbook")
+			h.writes.Succeeded("argocd.guestbook")
 		}
 		before := leaseCheckCounts(t)
 		if got := h.reportsWritten(); got != step.want {
@@ -328,12 +333,12 @@ func TestLeaseUpdater(t *testing.T) {
 			clock := &fakeClock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
 			writes := newReportWriteHealth(DefaultReportFailureGrace, clock.Now)
 			if tt.writesRefusedFor > 0 {
-				writes.failed("argocd.guestbook", errors.New("admission refused"))
+				writes.Failed("argocd.guestbook", errors.New("admission refused"))
 				clock.advance(tt.writesRefusedFor)
 			}
 			h := &healthChecks{
 				managed: syncedCache{t: t, synced: true}, hubCache: syncedCache{t: t, synced: tt.synced},
-				hubReader: reader, clusterName: "c1", owner: newAddonOwner(reader, "c1"), writes: writes,
+				hubReader: reader, clusterName: "c1", owner: reports.NewAddonOwner(reader, "c1"), writes: writes,
 			}
 			kube := fake.NewClientset()
 			before := leaseCheckCounts(t)

@@ -5,12 +5,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
-// Operations the report metrics are labelled with.
-const (
-	operationApply  = "apply"
-	operationDelete = "delete"
-)
-
 // Labels of the lease checks metric: the checks the lease updater makes before each
 // renewal, and their results.
 const (
@@ -22,18 +16,6 @@ const (
 )
 
 var (
-	reportWrites = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "argocd_pull_agent_report_writes_total",
-		Help: "ApplicationStatusReport writes to the hub that succeeded, by operation (apply, delete).",
-	}, []string{"operation"})
-	reportWriteErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "argocd_pull_agent_report_write_errors_total",
-		Help: "ApplicationStatusReport writes to the hub that failed and will be retried, by operation (apply, delete).",
-	}, []string{"operation"})
-	reportsUnchanged = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "argocd_pull_agent_reports_unchanged_total",
-		Help: "Application changes that left the report as it was, so nothing was written.",
-	})
 	hubReachable = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "argocd_pull_agent_hub_reachable",
 		Help: "1 when the last hub health check (made before each lease renewal) succeeded, 0 otherwise.",
@@ -56,13 +38,8 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(reportWrites, reportWriteErrors, reportsUnchanged, hubReachable, leaseChecks,
-		hubReconnects, hubReconnectRetries)
+	metrics.Registry.MustRegister(hubReachable, leaseChecks, hubReconnects, hubReconnectRetries)
 	// Every series from the start, so a rate over them is defined before the first failure.
-	for _, operation := range []string{operationApply, operationDelete} {
-		reportWrites.WithLabelValues(operation)
-		reportWriteErrors.WithLabelValues(operation)
-	}
 	for _, check := range []string{leaseCheckInformers, leaseCheckHub, leaseCheckReports} {
 		for _, result := range []string{leaseCheckPassed, leaseCheckFailed} {
 			leaseChecks.WithLabelValues(check, result)

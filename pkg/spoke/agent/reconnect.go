@@ -21,7 +21,7 @@ const hubProbeInterval = time.Second
 // hubReconnect notices the hub answering again after report writes failed because the
 // hub could not be reached (an outage, a cut link), and then retries every such report at
 // once and renews the addon lease, instead of leaving each report to its exponential
-// backoff (up to retryMaxDelay) and the lease to the lease updater's next minute. The hub
+// backoff (up to retry.MaxDelay) and the lease to the lease updater's next minute. The hub
 // shows what changed on the cluster during the outage seconds after it is reachable.
 //
 // It probes only while such a write is outstanding: one read of the agent's own
@@ -57,9 +57,9 @@ func unreachable(err error) bool {
 		apierrors.IsTooManyRequests(err) || apierrors.IsInternalError(err)
 }
 
-// failed records that the report write of Application app failed with err; if the hub
+// Failed records that the report write of Application app failed with err; if the hub
 // could not be reached, app is retried as soon as it answers again.
-func (r *hubReconnect) failed(app types.NamespacedName, err error) {
+func (r *hubReconnect) Failed(app types.NamespacedName, err error) {
 	if !unreachable(err) {
 		return
 	}
@@ -72,8 +72,8 @@ func (r *hubReconnect) failed(app types.NamespacedName, err error) {
 	}
 }
 
-// settled records that app's report needs no retry any more.
-func (r *hubReconnect) settled(app types.NamespacedName) {
+// Settled records that app's report needs no retry any more.
+func (r *hubReconnect) Settled(app types.NamespacedName) {
 	r.mu.Lock()
 	delete(r.waiting, app)
 	r.mu.Unlock()
@@ -115,6 +115,9 @@ func (r *hubReconnect) Start(ctx context.Context) error {
 		}
 	}
 }
+
+// Retries gets the Applications to reconcile again once the hub answers.
+func (r *hubReconnect) Retries() <-chan event.GenericEvent { return r.retry }
 
 func (r *hubReconnect) pending() int {
 	r.mu.Lock()

@@ -65,10 +65,10 @@ func TestHubReconnectRetriesWaitingReportsWhenTheHubAnswers(t *testing.T) {
 	down := types.NamespacedName{Namespace: "argocd", Name: "down"}
 	refused := types.NamespacedName{Namespace: "argocd", Name: "refused"}
 	settled := types.NamespacedName{Namespace: "argocd", Name: "settled"}
-	r.failed(down, &url.Error{Op: "Patch", Err: syscall.ECONNREFUSED})
-	r.failed(refused, apierrors.NewForbidden(gr, "r", errors.New("no")))
-	r.failed(settled, syscall.ECONNRESET)
-	r.settled(settled)
+	r.Failed(down, &url.Error{Op: "Patch", Err: syscall.ECONNREFUSED})
+	r.Failed(refused, apierrors.NewForbidden(gr, "r", errors.New("no")))
+	r.Failed(settled, syscall.ECONNRESET)
+	r.Settled(settled)
 
 	deadline := time.Now().Add(5 * time.Second)
 	for probes.Load() < 3 && time.Now().Before(deadline) {

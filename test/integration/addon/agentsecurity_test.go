@@ -21,7 +21,7 @@ import (
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/report"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/addon"
-	pullagent "github.com/open-cluster-management-io/argocd-pull-addon/pkg/spoke/agent"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/spoke/reports"
 )
 
 // agentMay asks the API server whether cluster's addon agent may do attrs.
@@ -117,13 +117,13 @@ var _ = Describe("A cluster's agent identity on the hub", Ordered, func() {
 		agentClient := agentClient(cluster)
 		mca := &addonv1alpha1.ManagedClusterAddOn{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: cluster, Name: apps.AddonName}, mca)).To(Succeed())
-		owner := pullagent.AddonOwnerReference(mca)
+		owner := reports.AddonOwnerReference(mca)
 
 		// The agent's own writes, through the agent's code: a short name and a hashed one.
 		long := strings.Repeat("guestbook-", 25) + "x" // 251 characters: "argocd." + it is hashed
 		for _, name := range []string{"guestbook", long} {
 			Eventually(func() error {
-				_, err := pullagent.PublishReport(ctx, agentClient, pulledApplication(name), cluster, owner, time.Now())
+				_, err := reports.PublishReport(ctx, agentClient, pulledApplication(name), cluster, owner, time.Now())
 				return err
 			}, timeout, interval).Should(Succeed(), "publishing the report of %s", name)
 		}
@@ -205,16 +205,16 @@ var _ = Describe("A cluster's agent identity on the hub", Ordered, func() {
 		Expect(k8s.Status().Update(ctx, quota)).To(Succeed())
 
 		agentClient := agentClient(quotaCluster)
-		owner := pullagent.AddonOwnerReference(mca)
+		owner := reports.AddonOwnerReference(mca)
 		Eventually(func() error {
-			_, err := pullagent.PublishReport(ctx, agentClient, pulledApplication("first"), quotaCluster, owner, time.Now())
+			_, err := reports.PublishReport(ctx, agentClient, pulledApplication("first"), quotaCluster, owner, time.Now())
 			return err
 		}, timeout, interval).Should(Succeed())
-		_, err := pullagent.PublishReport(ctx, agentClient, pulledApplication("second"), quotaCluster, owner, time.Now())
+		_, err := reports.PublishReport(ctx, agentClient, pulledApplication("second"), quotaCluster, owner, time.Now())
 		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "the second report: %v", err)
 		Expect(err.Error()).To(ContainSubstring("exceeded quota: " + addon.AgentReportQuotaName))
 		// The first one still updates: the quota counts objects, not writes.
-		_, err = pullagent.PublishReport(ctx, agentClient, pulledApplication("first"), quotaCluster, owner, time.Now())
+		_, err = reports.PublishReport(ctx, agentClient, pulledApplication("first"), quotaCluster, owner, time.Now())
 		Expect(err).NotTo(HaveOccurred())
 	})
 

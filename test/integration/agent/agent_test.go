@@ -267,7 +267,7 @@ var _ = Describe("Agent", Ordered, func() {
 			attempts := reportWrites(name) - attemptsBefore
 			elapsed := time.Since(cut)
 			// With backoff: attempt k comes at least 0.5 s × (2^(k-1) - 1) after the first
-			// (pkg/spoke/agent's retryBaseDelay, doubled each time), so the attempts that fit in
+			// (pkg/spoke/internal/retry's BaseDelay, doubled each time), so the attempts that fit in
 			// the time this outage has lasted are few. A load that slows the agent only makes
 			// them fewer; a retry without backoff makes them many.
 			const retryBaseDelay = 500 * time.Millisecond

@@ -20,14 +20,14 @@ import (
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/spoke/agent"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/spoke/reports"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
 
 const (
 	benchWriteReports = 200
 	benchWriteChanges = 2000
-	// benchFieldOwner is the agent's field owner (pkg/spoke/agent's fieldOwner).
+	// benchFieldOwner is the agent's field owner (pkg/spoke/reports' fieldOwner).
 	benchFieldOwner = "argocd-pull-agent"
 )
 
@@ -60,7 +60,7 @@ var reportWriteMethods = []reportWriteMethod{
 // owner and force as the agent's), a JSON merge patch from the report last written, and
 // an update (PUT) with the last resourceVersion. For each, in a namespace of its own on
 // one kube-apiserver, it creates 200 reports of a guestbook-like Application with the
-// agent's content (agent.DesiredReport) by apply, as the agent creates them, then writes
+// agent's content (reports.DesiredReport) by apply, as the agent creates them, then writes
 // 2,000 content changes one after the other (health Progressing with a new revision, then
 // Healthy, alternating). It prints the kube-apiserver's CPU per change (its idle rate,
 // measured first, taken off), the request body bytes and the wall time per change, and
@@ -117,7 +117,7 @@ func benchReportWrites(b *testing.B, hub client.Client, pid int, idleRate float6
 	mca := &addonv1alpha1.ManagedClusterAddOn{ObjectMeta: managedClusterAddOn().ObjectMeta}
 	mca.Namespace = cluster
 	must(b, hub.Create(ctx, mca))
-	owner := agent.AddonOwnerReference(mca)
+	owner := reports.AddonOwnerReference(mca)
 	applications := make([]*argov1alpha1.Application, benchWriteReports)
 	written := make([]*appsv1alpha1.ApplicationStatusReport, benchWriteReports)
 	var err error
@@ -125,7 +125,7 @@ func benchReportWrites(b *testing.B, hub client.Client, pid int, idleRate float6
 		applications[i] = pulledApp(argoNamespace, fmt.Sprintf("app-%03d", i)).Build()
 		applications[i].UID = types.UID(fmt.Sprintf("uid-%03d", i))
 		applications[i].Status = benchStatus("rev-0", health.HealthStatusHealthy)
-		written[i], err = benchApply(ctx, hub, withObservedAt(agent.DesiredReport(applications[i], cluster, owner)))
+		written[i], err = benchApply(ctx, hub, withObservedAt(reports.DesiredReport(applications[i], cluster, owner)))
 		must(b, err)
 	}
 
@@ -138,7 +138,7 @@ func benchReportWrites(b *testing.B, hub client.Client, pid int, idleRate float6
 			status = benchStatus(fmt.Sprintf("rev-%d", round/2), health.HealthStatusHealthy)
 		}
 		applications[k].Status = status
-		desired := withObservedAt(agent.DesiredReport(applications[k], cluster, owner))
+		desired := withObservedAt(reports.DesiredReport(applications[k], cluster, owner))
 		written[k], err = method.change(ctx, hub, written[k], desired)
 		must(b, err)
 	}

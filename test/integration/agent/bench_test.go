@@ -22,6 +22,7 @@ import (
 
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/spoke/agent"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/spoke/resourcetree"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
 
@@ -80,7 +81,7 @@ func benchmarkAgent(b *testing.B, withTrees bool) {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { _ = redisServer.Stop() })
-		must(b, managed.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: argoNamespace, Name: agent.DefaultRedisSecret},
+		must(b, managed.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: argoNamespace, Name: resourcetree.DefaultRedisSecret},
 			Data: map[string][]byte{"auth": []byte(redisServer.Password)}}))
 		trees = newBenchTrees(redisServer)
 		b.Cleanup(trees.close)

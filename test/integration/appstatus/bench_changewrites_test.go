@@ -27,7 +27,7 @@ import (
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/appwrite"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/manager"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/propagation"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/spoke/agent"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/spoke/reports"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/builders"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
@@ -52,7 +52,7 @@ var changeWrites = []changeWrite{
 		return framework.WriteWorkAgentStatus(ctx, f.c, client.ObjectKeyFromObject(f.works[k]), f.works[k].Generation, f.spoke[k], now)
 	}},
 	{name: "report", write: func(ctx context.Context, f *changeFleet, k int, now time.Time) error {
-		_, err := agent.PublishReport(ctx, f.c, f.spoke[k], benchCluster, f.owner, now)
+		_, err := reports.PublishReport(ctx, f.c, f.spoke[k], benchCluster, f.owner, now)
 		return err
 	}},
 	{name: "mirror", write: func(ctx context.Context, f *changeFleet, k int, now time.Time) error {
@@ -73,7 +73,7 @@ var changeWrites = []changeWrite{
 // BenchmarkChangeWrites measures what each of the hub writes one status change needs
 // costs the hub API server, alone, on an otherwise idle kube-apiserver: the work agent's
 // status feedback (a JSON merge patch of the ManifestWork's status, framework.WriteWorkAgentStatus),
-// the agent's report (agent.PublishReport: server-side apply) and the hub Application's
+// the agent's report (reports.PublishReport: server-side apply) and the hub Application's
 // mirror (appwrite.PatchApplication, the application status controller's write, with the
 // fields the mirror sets). 200 hub Applications are marked for one cluster, their
 // ManifestWorks built by propagation.BuildManifestWork, their reports and feedback
@@ -159,7 +159,7 @@ func newChangeFleet(ctx context.Context, b *testing.B, c client.Client) *changeF
 	}
 	mca := &addonv1alpha1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Namespace: benchCluster, Name: apps.AddonName}}
 	benchMust(b, c.Create(ctx, mca))
-	f := &changeFleet{c: c, owner: agent.AddonOwnerReference(mca)}
+	f := &changeFleet{c: c, owner: reports.AddonOwnerReference(mca)}
 	for i := range benchApplications {
 		app := builders.Application(fmt.Sprintf("guestbook-%03d", i)).Pulled().Cluster(benchCluster).
 			SyncPolicy(argov1alpha1.SyncPolicy{Automated: &argov1alpha1.SyncPolicyAutomated{Prune: true}}).Build()

@@ -23,7 +23,7 @@ import (
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/addon"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/manager"
-	pullagent "github.com/open-cluster-management-io/argocd-pull-addon/pkg/spoke/agent"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/spoke/reports"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
 
@@ -152,7 +152,7 @@ func (h *hub) createFleet(ctx context.Context, n int) error {
 			return err
 		}
 		h.mu.Lock()
-		h.addons[name] = pullagent.AddonOwnerReference(mca)
+		h.addons[name] = reports.AddonOwnerReference(mca)
 		h.mu.Unlock()
 		if err := h.markAvailable(ctx, mca); err != nil {
 			return err

@@ -24,7 +24,7 @@ import (
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/manager"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/spoke/agent"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/spoke/reports"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
 
@@ -339,7 +339,7 @@ func (s *simApp) publish(ctx context.Context, h *hub) error {
 	if err != nil {
 		return err
 	}
-	_, err = agent.PublishReport(ctx, c, s.app, s.cluster, h.addonOwner(s.cluster), time.Now())
+	_, err = reports.PublishReport(ctx, c, s.app, s.cluster, h.addonOwner(s.cluster), time.Now())
 	return err
 }
 

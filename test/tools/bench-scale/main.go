@@ -17,7 +17,7 @@
 //     watch, p50/p99 and the time until every one exists;
 //   - status fan-in: each simulated spoke writes the work agent's status feedback on its
 //     ManifestWork and its agent's ApplicationStatusReport with the agent's own publishing
-//     code (agent.PublishReport), impersonating the cluster's agent so hub RBAC applies;
+//     code (reports.PublishReport), impersonating the cluster's agent so hub RBAC applies;
 //   - idle: nothing changes for --idle; the manager's writes should be 0;
 //   - churn: --churn changes/s at random Applications (a new synced revision: the agent's
 //     report, then the feedback) for --churn-duration; freshness is the time from the

@@ -11,7 +11,7 @@ import (
 	"github.com/argoproj/gitops-engine/pkg/health"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/spoke/agent"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/spoke/reports"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
 
@@ -479,7 +479,7 @@ func checkRBAC(ctx context.Context, h *hub, sim *simApp) error {
 	if err != nil {
 		return err
 	}
-	_, err = agent.PublishReport(ctx, c, sim.app, clusterName(1), h.addonOwner(clusterName(1)), time.Now())
+	_, err = reports.PublishReport(ctx, c, sim.app, clusterName(1), h.addonOwner(clusterName(1)), time.Now())
 	if !apierrors.IsForbidden(err) {
 		return fmt.Errorf("the agent of %s writing a report for %s: want Forbidden, got %v", sim.cluster, clusterName(1), err)
 	}

@@ -1,4 +1,8 @@
-package agent
+// Package reports keeps one ApplicationStatusReport on the hub per pulled Application of
+// the watched namespaces: the report controller, the report's content, the coalescing of
+// an Application's changes into one write, and the report's owner, the agent's
+// ManagedClusterAddOn.
+package reports
 
 import (
 	"context"
@@ -8,9 +12,6 @@ import (
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
@@ -19,48 +20,81 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/report"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/spoke/internal/retry"
 )
 
-// Retry delays of a failed report write (hub unreachable, conflict): exponential per
-// Application, so an outage costs a few requests a minute, never a busy loop, and the
-// queue keeps every Application until its write succeeds.
-const (
-	retryBaseDelay = 500 * time.Millisecond
-	retryMaxDelay  = 2 * time.Minute
-)
+// WriteRecorder learns how each report write went (the lease's reports check follows
+// them).
+type WriteRecorder interface {
+	// Succeeded records a write of the report name the hub took.
+	Succeeded(name string)
+	// Failed records a write of the report name that failed; the controller retries it.
+	Failed(name string, err error)
+	// Settled records that a reconcile of the report name ended without a failed write.
+	Settled(name string)
+}
 
-// reportReconciler keeps one ApplicationStatusReport on the hub per pulled Application of
+// HealthObserver learns where Argo CD keeps resource health from the Applications the
+// controller sees.
+type HealthObserver interface {
+	// Observe records the Application key as app shows it; nil forgets it.
+	Observe(key types.NamespacedName, app *argov1alpha1.Application)
+}
+
+// TreeReader reads Argo CD's resource tree of the Applications whose health is kept there.
+type TreeReader interface {
+	// Tree is app's resource tree, nil when there is none or it cannot be read.
+	Tree(ctx context.Context, app *argov1alpha1.Application) *argov1alpha1.ApplicationTree
+	// Forget drops key, an Application deleted or no longer reported.
+	Forget(key types.NamespacedName)
+	// Retries gets the Applications whose trees to read again.
+	Retries() <-chan event.GenericEvent
+}
+
+// Reconnect retries the reports whose write found the hub unreachable as soon as it
+// answers again.
+type Reconnect interface {
+	// Failed records that the report write of Application app failed with err.
+	Failed(app types.NamespacedName, err error)
+	// Settled records that app's report needs no retry any more.
+	Settled(app types.NamespacedName)
+	// Retries gets the Applications to reconcile again once the hub answers.
+	Retries() <-chan event.GenericEvent
+}
+
+// Reconciler keeps one ApplicationStatusReport on the hub per pulled Application of
 // the watched namespaces, and none for anything else.
 //
 // It compares before every write. The baseline is what it last wrote (the hub cache can
 // lag its own write by a moment) or, when it has written nothing yet or someone else
 // changed the report since, the report in the hub cache. Equal content means no request.
-type reportReconciler struct {
+type Reconciler struct {
 	apps        client.Reader
 	hubCache    client.Reader
 	hub         client.Client
 	clusterName string
-	owner       *addonOwner
+	owner       *AddonOwner
 	// watched are the namespaces the agent watches: a report of an Application elsewhere
 	// (the list changed since it was written) is stale.
 	watched map[string]bool
 	now     func() time.Time
 	// writes learns how each write went, for the lease's reports check.
-	writes *reportWriteHealth
+	writes WriteRecorder
 	// healthSources learn where Argo CD keeps resource health from the Applications seen.
-	healthSources *resourceHealthSources
+	healthSources HealthObserver
 	// trees reads Argo CD's resource tree of the Applications whose health is kept there;
 	// nil reads none.
-	trees *resourceTrees
+	trees TreeReader
 	// reconnect retries the reports whose write found the hub unreachable as soon as it
 	// answers again; nil leaves them to their backoff.
-	reconnect *hubReconnect
+	reconnect Reconnect
 
 	mu      sync.Mutex
 	written map[string]writtenReport
@@ -72,37 +106,40 @@ type writtenReport struct {
 	report          *appsv1alpha1.ApplicationStatusReport
 }
 
-func newReportReconciler(apps client.Reader, hub cluster.Cluster, clusterName string, owner *addonOwner, namespaces []string,
-	writes *reportWriteHealth, trees *resourceTrees, reconnect *hubReconnect) *reportReconciler {
+// NewReconciler reports the pulled Applications of namespaces, read through apps, to the
+// namespace clusterName of hub, owned by owner. writes and healthSources learn from every
+// reconcile; trees (nil: none) reads the resource trees the reports carry; reconnect
+// (nil: none) retries the reports whose write found the hub unreachable.
+func NewReconciler(apps client.Reader, hub cluster.Cluster, clusterName string, owner *AddonOwner, namespaces []string,
+	writes WriteRecorder, healthSources HealthObserver, trees TreeReader, reconnect Reconnect) *Reconciler {
 	watched := make(map[string]bool, len(namespaces))
 	for _, ns := range namespaces {
 		watched[ns] = true
 	}
-	return &reportReconciler{
-		apps:        apps,
-		hubCache:    hub.GetCache(),
-		hub:         hub.GetClient(),
-		clusterName: clusterName,
-		owner:       owner,
-		watched:     watched,
-		now:         time.Now,
-		writes:      writes,
-		// The agent's own: the environment controller gets them from here.
-		healthSources: newResourceHealthSources(),
+	return &Reconciler{
+		apps:          apps,
+		hubCache:      hub.GetCache(),
+		hub:           hub.GetClient(),
+		clusterName:   clusterName,
+		owner:         owner,
+		watched:       watched,
+		now:           time.Now,
+		writes:        writes,
+		healthSources: healthSources,
 		trees:         trees,
 		reconnect:     reconnect,
 		written:       map[string]writtenReport{},
 	}
 }
 
-// start adds the report controller to the running (or starting) manager. Its sources
+// Start adds the report controller to the running (or starting) manager. Its sources
 // are the Applications of the managed cluster and the agent's reports on the hub: at
 // start-up both list everything, so every report is refreshed and every report whose
 // Application is gone is deleted, without a separate resync.
-func (r *reportReconciler) start(mgr manager.Manager, hub cluster.Cluster, window time.Duration) error {
+func (r *Reconciler) Start(mgr manager.Manager, hub cluster.Cluster, window time.Duration) error {
 	c, err := controller.NewTypedUnmanaged[reconcile.Request]("application-status-report", controller.TypedOptions[reconcile.Request]{
 		Reconciler:  r,
-		RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](retryBaseDelay, retryMaxDelay),
+		RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](retry.BaseDelay, retry.MaxDelay),
 		// The hub may be unreachable when the agent starts: wait for it rather than fail.
 		CacheSyncTimeout:   24 * time.Hour,
 		SkipNameValidation: ptr.To(true),
@@ -121,13 +158,13 @@ func (r *reportReconciler) start(mgr manager.Manager, hub cluster.Cluster, windo
 	}
 	if r.reconnect != nil {
 		// Applications whose write found the hub unreachable, once it answers again.
-		if err := c.Watch(source.Channel(r.reconnect.retry, apps)); err != nil {
+		if err := c.Watch(source.Channel(r.reconnect.Retries(), apps)); err != nil {
 			return fmt.Errorf("watching hub reconnects: %w", err)
 		}
 	}
 	if r.trees != nil {
 		// Applications whose tree could not be read, once a read works again.
-		if err := c.Watch(source.Channel(r.trees.retry, apps)); err != nil {
+		if err := c.Watch(source.Channel(r.trees.Retries(), apps)); err != nil {
 			return fmt.Errorf("watching resource tree retries: %w", err)
 		}
 	}
@@ -152,7 +189,7 @@ func reportRequest(obj client.Object) []reconcile.Request {
 
 // observeReport forgets the agent's own last write of a report someone else changed or
 // deleted, so the next reconcile compares with the hub's copy and repairs it.
-func (r *reportReconciler) observeReport(obj client.Object, deleted bool) {
+func (r *Reconciler) observeReport(obj client.Object, deleted bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if w, ok := r.written[obj.GetName()]; ok && (deleted || w.resourceVersion != obj.GetResourceVersion()) {
@@ -161,20 +198,20 @@ func (r *reportReconciler) observeReport(obj client.Object, deleted bool) {
 }
 
 // Reconcile brings the report of the Application req in line with the Application.
-func (r *reportReconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
 	name := report.ReportName(req.Namespace, req.Name)
 	res, err := r.reconcile(ctx, req, name)
 	if err == nil {
 		// Nothing of this report is left to retry, whether it was written or not.
-		r.writes.settled(name)
+		r.writes.Settled(name)
 	}
 	if err == nil && r.reconnect != nil {
-		r.reconnect.settled(req.NamespacedName)
+		r.reconnect.Settled(req.NamespacedName)
 	}
 	return res, err
 }
 
-func (r *reportReconciler) reconcile(ctx context.Context, req reconcile.Request, name string) (ctrl.Result, error) {
+func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request, name string) (ctrl.Result, error) {
 	log := ctrl.LoggerFrom(ctx).WithValues("application", klog.KRef(req.Namespace, req.Name))
 
 	app := &argov1alpha1.Application{}
@@ -186,16 +223,16 @@ func (r *reportReconciler) reconcile(ctx context.Context, req reconcile.Request,
 		}
 		app = nil
 	}
-	if app == nil || !pulledFromHub(app) {
-		r.healthSources.observe(req.NamespacedName, nil)
+	if app == nil || !PulledFromHub(app) {
+		r.healthSources.Observe(req.NamespacedName, nil)
 		if r.trees != nil {
-			r.trees.forget(req.NamespacedName)
+			r.trees.Forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, r.hubFailed(req, r.deleteReport(ctx, name))
 	}
-	r.healthSources.observe(req.NamespacedName, app)
+	r.healthSources.Observe(req.NamespacedName, app)
 
-	owner, err := r.owner.reference(ctx)
+	owner, err := r.owner.Reference(ctx)
 	if err != nil {
 		return ctrl.Result{}, r.hubFailed(req, err)
 	}
@@ -223,15 +260,15 @@ func (r *reportReconciler) reconcile(ctx context.Context, req reconcile.Request,
 // reconnect, which retries req as soon as the hub answers again if the hub could not be
 // reached; it returns err. Only hub requests: a retry when the hub answers cannot help a
 // failure of the managed cluster.
-func (r *reportReconciler) hubFailed(req reconcile.Request, err error) error {
+func (r *Reconciler) hubFailed(req reconcile.Request, err error) error {
 	if err != nil && r.reconnect != nil {
-		r.reconnect.failed(req.NamespacedName, err)
+		r.reconnect.Failed(req.NamespacedName, err)
 	}
 	return err
 }
 
 // upToDate says whether the hub already holds desired's content.
-func (r *reportReconciler) upToDate(ctx context.Context, desired *appsv1alpha1.ApplicationStatusReport) bool {
+func (r *Reconciler) upToDate(ctx context.Context, desired *appsv1alpha1.ApplicationStatusReport) bool {
 	r.mu.Lock()
 	w, ok := r.written[desired.Name]
 	r.mu.Unlock()
@@ -248,51 +285,21 @@ func (r *reportReconciler) upToDate(ctx context.Context, desired *appsv1alpha1.A
 // apply writes desired with server-side apply: one request whether the report exists or
 // not, and no conflict with a hub cache that has not seen the agent's last write yet.
 // ObservedAt is the time of the write: it moves only when the content does.
-func (r *reportReconciler) apply(ctx context.Context, desired *appsv1alpha1.ApplicationStatusReport) error {
+func (r *Reconciler) apply(ctx context.Context, desired *appsv1alpha1.ApplicationStatusReport) error {
 	resourceVersion, err := applyReport(ctx, r.hub, desired, r.now())
 	if err != nil {
-		r.writes.failed(desired.Name, err)
+		r.writes.Failed(desired.Name, err)
 		return err
 	}
-	r.writes.succeeded(desired.Name)
+	r.writes.Succeeded(desired.Name)
 	r.mu.Lock()
 	r.written[desired.Name] = writtenReport{resourceVersion: resourceVersion, report: desired}
 	r.mu.Unlock()
 	return nil
 }
 
-// PublishReport writes the report of app, a pulled Application on cluster clusterName, to
-// the hub through hub exactly as the agent does (same content, owned by owner as
-// AddonOwnerReference makes it, field owner and server-side apply), with ObservedAt now,
-// and returns the report written. It skips the agent's
-// compare-before-write: callers such as the scale benchmark publish only changes.
-// It reads no resource tree.
-func PublishReport(ctx context.Context, hub client.Client, app *argov1alpha1.Application, clusterName string, owner metav1.OwnerReference, now time.Time) (*appsv1alpha1.ApplicationStatusReport, error) {
-	desired := desiredReport(app, nil, clusterName, owner)
-	if _, err := applyReport(ctx, hub, desired, now); err != nil {
-		return nil, err
-	}
-	return desired, nil
-}
-
-// applyReport writes desired with server-side apply, ObservedAt set to now (to the
-// second), and returns the resourceVersion the hub answered with.
-func applyReport(ctx context.Context, hub client.Client, desired *appsv1alpha1.ApplicationStatusReport, now time.Time) (string, error) {
-	desired.Status.ObservedAt.Time = now.Truncate(time.Second)
-	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(desired)
-	if err != nil {
-		return "", fmt.Errorf("converting report %s: %w", desired.Name, err)
-	}
-	u := &unstructured.Unstructured{Object: content}
-	if err := hub.Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
-		client.FieldOwner(fieldOwner), client.ForceOwnership); err != nil {
-		return "", fmt.Errorf("applying report %s/%s on the hub: %w", desired.Namespace, desired.Name, err)
-	}
-	return u.GetResourceVersion(), nil
-}
-
 // deleteReport deletes the report name, if the agent wrote one or the hub has one.
-func (r *reportReconciler) deleteReport(ctx context.Context, name string) error {
+func (r *Reconciler) deleteReport(ctx context.Context, name string) error {
 	r.mu.Lock()
 	_, wrote := r.written[name]
 	r.mu.Unlock()
@@ -308,14 +315,20 @@ func (r *reportReconciler) deleteReport(ctx context.Context, name string) error 
 	if err := r.hub.Delete(ctx, existing); err != nil && !apierrors.IsNotFound(err) {
 		reportWriteErrors.WithLabelValues(operationDelete).Inc()
 		err = fmt.Errorf("deleting report %s/%s on the hub: %w", r.clusterName, name, err)
-		r.writes.failed(name, err)
+		r.writes.Failed(name, err)
 		return err
 	}
-	r.writes.succeeded(name)
+	r.writes.Succeeded(name)
 	r.mu.Lock()
 	delete(r.written, name)
 	r.mu.Unlock()
 	reportWrites.WithLabelValues(operationDelete).Inc()
 	ctrl.LoggerFrom(ctx).V(2).Info("Report deleted", "report", klog.KRef(r.clusterName, name))
 	return nil
+}
+
+// treeWanted says whether app's report needs the tree: Argo CD keeps its resources' health
+// there, not in the Application.
+func treeWanted(app *argov1alpha1.Application) bool {
+	return app.Status.ResourceHealthSource == argov1alpha1.ResourceHealthLocationAppTree
 }

@@ -1,4 +1,4 @@
-package agent
+package resourcetree
 
 import (
 	"strings"
@@ -71,7 +71,7 @@ func TestResourceHealthSources(t *testing.T) {
 	notReconciled := reconciledApp("argocd", "new", "", appTree)
 	notReconciled.Status.ReconciledAt = nil
 
-	s := newResourceHealthSources()
+	s := NewHealthSources()
 	for i, step := range []struct {
 		key types.NamespacedName
 		// app nil: the Application is gone or not reported.
@@ -116,8 +116,8 @@ func TestResourceHealthSources(t *testing.T) {
 		{key: key("argocd", "b"), wantStatus: metav1.ConditionTrue, wantReason: apps.ReasonResourceHealthPersisted},
 		{key: key("team-a", "c"), wantEvent: true},
 	} {
-		s.observe(step.key, step.app)
-		got := s.condition()
+		s.Observe(step.key, step.app)
+		got := s.Condition()
 		switch {
 		case step.wantStatus == "" && got != nil:
 			t.Errorf("step %d: condition %+v, want none", i, got)

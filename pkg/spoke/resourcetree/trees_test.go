@@ -1,4 +1,4 @@
-package agent
+package resourcetree
 
 import (
 	"context"
@@ -63,7 +63,7 @@ func TestResourceTreesCondition(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			trees := newResourceTrees(nil, "argocd", DefaultRedisSecret, "127.0.0.1:1", "gzip")
+			trees := NewTrees(nil, "argocd", DefaultRedisSecret, "127.0.0.1:1", "gzip")
 			for i, err := range tt.reads {
 				key := a
 				if i%2 == 1 {
@@ -71,7 +71,7 @@ func TestResourceTreesCondition(t *testing.T) {
 				}
 				trees.record(key, err)
 			}
-			cond := trees.condition()
+			cond := trees.Condition()
 			if tt.wantReason == "" {
 				if cond != nil {
 					t.Fatalf("condition = %+v, want none", cond)
@@ -113,7 +113,7 @@ func TestResourceTreesBackOffAfterRedisUnreachable(t *testing.T) {
 		}
 	}()
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "argocd", Name: DefaultRedisSecret}, Data: map[string][]byte{"auth": []byte("pw")}}
-	trees := newResourceTrees(fake.NewClientBuilder().WithObjects(secret).Build(), "argocd", DefaultRedisSecret, silent.Addr().String(), "gzip")
+	trees := NewTrees(fake.NewClientBuilder().WithObjects(secret).Build(), "argocd", DefaultRedisSecret, silent.Addr().String(), "gzip")
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	trees.now = func() time.Time { return now }
 	app := func(name string) *argov1alpha1.Application {
@@ -127,7 +127,7 @@ func TestResourceTreesBackOffAfterRedisUnreachable(t *testing.T) {
 	if first == 0 {
 		t.Fatal("the first read did not connect")
 	}
-	if cond := trees.condition(); cond == nil || cond.Status != metav1.ConditionFalse {
+	if cond := trees.Condition(); cond == nil || cond.Status != metav1.ConditionFalse {
 		t.Fatalf("condition after a timed-out read = %+v, want False", cond)
 	}
 	// Within the back-off another Application's read fails at once, without connecting.

@@ -1,4 +1,4 @@
-package agent
+package reports
 
 import (
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
@@ -10,10 +10,10 @@ import (
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/report"
 )
 
-// pulledFromHub says whether app was delivered from the hub: the propagation controller
+// PulledFromHub says whether app was delivered from the hub: the propagation controller
 // puts the hub Application's namespace and name on every payload. Applications created
 // on the managed cluster itself get no report.
-func pulledFromHub(app *argov1alpha1.Application) bool {
+func PulledFromHub(app *argov1alpha1.Application) bool {
 	a := app.GetAnnotations()
 	return a[apps.AnnotationHubApplicationNamespace] != "" && a[apps.AnnotationHubApplicationName] != ""
 }

@@ -1,4 +1,4 @@
-package agent
+package reports
 
 import (
 	"context"
@@ -15,11 +15,11 @@ import (
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 )
 
-// addonOwner is the agent's ManagedClusterAddOn on the hub, the owner of every report the
+// AddonOwner is the agent's ManagedClusterAddOn on the hub, the owner of every report the
 // agent writes: disabling the addon on the cluster deletes the ManagedClusterAddOn, and
 // the hub's garbage collector then deletes the cluster's reports with it, whether the
 // agent still runs or not (its Deployment goes at the same time).
-type addonOwner struct {
+type AddonOwner struct {
 	hub         client.Reader
 	clusterName string
 
@@ -27,14 +27,15 @@ type addonOwner struct {
 	ref *metav1.OwnerReference
 }
 
-func newAddonOwner(hub client.Reader, clusterName string) *addonOwner {
-	return &addonOwner{hub: hub, clusterName: clusterName}
+// NewAddonOwner reads the ManagedClusterAddOn of cluster clusterName from hub, uncached.
+func NewAddonOwner(hub client.Reader, clusterName string) *AddonOwner {
+	return &AddonOwner{hub: hub, clusterName: clusterName}
 }
 
-// reference is the owner reference to put on reports: the ManagedClusterAddOn last seen,
+// Reference is the owner reference to put on reports: the ManagedClusterAddOn last seen,
 // read from the hub when none was seen yet. No ManagedClusterAddOn means the addon is
 // being disabled: an error, so that no report outlives it.
-func (o *addonOwner) reference(ctx context.Context) (metav1.OwnerReference, error) {
+func (o *AddonOwner) Reference(ctx context.Context) (metav1.OwnerReference, error) {
 	o.mu.Lock()
 	ref := o.ref
 	o.mu.Unlock()
@@ -43,7 +44,7 @@ func (o *addonOwner) reference(ctx context.Context) (metav1.OwnerReference, erro
 	}
 	mca := &addonv1alpha1.ManagedClusterAddOn{}
 	err := o.hub.Get(ctx, types.NamespacedName{Namespace: o.clusterName, Name: apps.AddonName}, mca)
-	o.observe(mca, err)
+	o.Observe(mca, err)
 	if err != nil {
 		if apierrors.IsNotFound(err) {
 			return metav1.OwnerReference{}, fmt.Errorf("the ManagedClusterAddOn %s/%s is gone (the addon is being disabled): not writing reports", o.clusterName, apps.AddonName)
@@ -53,10 +54,10 @@ func (o *addonOwner) reference(ctx context.Context) (metav1.OwnerReference, erro
 	return AddonOwnerReference(mca), nil
 }
 
-// observe records the result of reading the ManagedClusterAddOn (the lease's hub check
+// Observe records the result of reading the ManagedClusterAddOn (the lease's hub check
 // reads it every minute): a new one (disabled and enabled again) changes the owner of
 // the reports written from then on; NotFound forgets it.
-func (o *addonOwner) observe(mca *addonv1alpha1.ManagedClusterAddOn, err error) {
+func (o *AddonOwner) Observe(mca *addonv1alpha1.ManagedClusterAddOn, err error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	switch {

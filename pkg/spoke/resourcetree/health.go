@@ -1,10 +1,9 @@
-package agent
+package resourcetree
 
 import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
@@ -13,15 +12,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/spoke/internal/phrase"
 )
 
-// resourceHealthSources follow where the cluster's Argo CD keeps per-resource health, as
+// HealthSources follow where the cluster's Argo CD keeps per-resource health, as
 // the pulled Applications the report controller sees say it (status.resourceHealthSource,
 // which their reports carry). The agent cannot read argocd-cmd-params-cm, and need not:
 // the Applications say what the setting did. Only Applications Argo CD has reconciled
 // count (status.reconciledAt set): a new one says nothing yet, and its empty source would
 // read as "persisted".
-type resourceHealthSources struct {
+type HealthSources struct {
 	mu sync.Mutex
 	// inTree maps each reconciled pulled Application that says appTree to the namespace
 	// of the application controller that reconciled it, where the setting lives;
@@ -35,8 +35,9 @@ type resourceHealthSources struct {
 	changed chan event.GenericEvent
 }
 
-func newResourceHealthSources() *resourceHealthSources {
-	return &resourceHealthSources{
+// NewHealthSources knows no Application yet.
+func NewHealthSources() *HealthSources {
+	return &HealthSources{
 		inTree:      map[types.NamespacedName]string{},
 		controllers: map[string]int{},
 		persisted:   map[types.NamespacedName]bool{},
@@ -46,9 +47,9 @@ func newResourceHealthSources() *resourceHealthSources {
 	}
 }
 
-// observe records the Application key as app shows it; nil forgets it (deleted, or not
+// Observe records the Application key as app shows it; nil forgets it (deleted, or not
 // reported any more).
-func (s *resourceHealthSources) observe(key types.NamespacedName, app *argov1alpha1.Application) {
+func (s *HealthSources) Observe(key types.NamespacedName, app *argov1alpha1.Application) {
 	s.mu.Lock()
 	before := s.conditionLocked()
 	if controller, ok := s.inTree[key]; ok {
@@ -72,23 +73,21 @@ func (s *resourceHealthSources) observe(key types.NamespacedName, app *argov1alp
 	}
 	after := s.conditionLocked()
 	s.mu.Unlock()
-	if !sameCondition(before, after) {
-		select {
-		case s.changed <- event.GenericEvent{}:
-		default: // one is pending already
-		}
-	}
+	signalChange(s.changed, before, after)
 }
 
-// condition is the ResourceHealthPersisted condition the Applications seen so far make;
+// Condition is the ResourceHealthPersisted condition the Applications seen so far make;
 // nil while none has told.
-func (s *resourceHealthSources) condition() *metav1.Condition {
+func (s *HealthSources) Condition() *metav1.Condition {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.conditionLocked()
 }
 
-func (s *resourceHealthSources) conditionLocked() *metav1.Condition {
+// Changed gets an event when the condition changes.
+func (s *HealthSources) Changed() <-chan event.GenericEvent { return s.changed }
+
+func (s *HealthSources) conditionLocked() *metav1.Condition {
 	return resourceHealthPersistedCondition(slices.Sorted(maps.Keys(s.controllers)), len(s.persisted))
 }
 
@@ -106,7 +105,7 @@ func resourceHealthPersistedCondition(inTreeControllers []string, persisted int)
 			"Argo CD 3's default), so the agent reads it from Argo CD's resource tree in Redis (condition ResourceTreeReadable "+
 			"says whether it can). To keep it in the Applications, "+
 			`set controller.resource.health.persist: "true" in the argocd-cmd-params-cm ConfigMap in %s and restart the `+
-			"application controller.", namespaceList(inTreeControllers))
+			"application controller.", phrase.Namespaces(inTreeControllers))
 	case persisted > 0:
 		cond.Status, cond.Reason = metav1.ConditionTrue, apps.ReasonResourceHealthPersisted
 		cond.Message = "Argo CD keeps per-resource health in the Applications: reports carry each resource's health."
@@ -114,20 +113,4 @@ func resourceHealthPersistedCondition(inTreeControllers []string, persisted int)
 		return nil
 	}
 	return cond
-}
-
-// sameCondition says whether a and b say the same (either may be nil).
-func sameCondition(a, b *metav1.Condition) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return a.Type == b.Type && a.Status == b.Status && a.Reason == b.Reason && a.Message == b.Message
-}
-
-// namespaceList names namespaces in a sentence: "namespace a" or "namespaces a, b".
-func namespaceList(namespaces []string) string {
-	if len(namespaces) == 1 {
-		return "namespace " + namespaces[0]
-	}
-	return "namespaces " + strings.Join(namespaces, ", ")
 }

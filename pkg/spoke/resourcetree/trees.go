@@ -1,4 +1,8 @@
-package agent
+// Package resourcetree reads Argo CD's resource tree of the pulled Applications from
+// Argo CD's Redis, and follows where Argo CD keeps per-resource health: the two
+// ManagedClusterAddOn conditions (ResourceTreeReadable, ResourceHealthPersisted) about
+// what the reports can carry.
+package resourcetree
 
 import (
 	"context"
@@ -35,7 +39,7 @@ const redisTimeout = 3 * time.Second
 // unreachableBackoff is how long reads fail at once after Redis could not be reached.
 const unreachableBackoff = 30 * time.Second
 
-// resourceTrees reads Argo CD's resource tree of an Application (per-resource health and
+// Trees reads Argo CD's resource tree of an Application (per-resource health and
 // children, what `argocd app resources` shows) from the Redis Argo CD keeps it in, with
 // Argo CD's own cache client. It reads only when asked, which the report controller does
 // when an Application changes: Argo CD writes the tree before it updates the
@@ -45,8 +49,8 @@ const unreachableBackoff = 30 * time.Second
 //
 // It follows whether reads work, for the agent's ManagedClusterAddOn condition
 // ResourceTreeReadable, and when reads work again after failing, it asks the report
-// controller (failedAgain) to read again the trees of the Applications whose reads failed.
-type resourceTrees struct {
+// controller (Retries) to read again the trees of the Applications whose reads failed.
+type Trees struct {
 	secrets     client.Reader
 	namespace   string
 	secretName  string
@@ -72,20 +76,17 @@ type resourceTrees struct {
 	retry   chan event.GenericEvent
 }
 
-func newResourceTrees(secrets client.Reader, namespace, secretName, address string, compression cacheutil.RedisCompressionType) *resourceTrees {
-	return &resourceTrees{
+// NewTrees reads trees from Redis at address, with the password of the Secret secretName
+// in namespace, Argo CD's namespace, read through secrets; compression is Argo CD's
+// --redis-compress.
+func NewTrees(secrets client.Reader, namespace, secretName, address string, compression cacheutil.RedisCompressionType) *Trees {
+	return &Trees{
 		secrets: secrets, namespace: namespace, secretName: secretName, address: address, compression: compression,
 		failed:  map[types.NamespacedName]bool{},
 		now:     time.Now,
 		changed: make(chan event.GenericEvent, 1),
 		retry:   make(chan event.GenericEvent, 64),
 	}
-}
-
-// treeWanted says whether app's report needs the tree: Argo CD keeps its resources' health
-// there, not in the Application.
-func treeWanted(app *argov1alpha1.Application) bool {
-	return app.Status.ResourceHealthSource == argov1alpha1.ResourceHealthLocationAppTree
 }
 
 // Tree returns app's resource tree, nil when Argo CD has none for it (yet) or it cannot
@@ -97,7 +98,7 @@ func treeWanted(app *argov1alpha1.Application) bool {
 // reconcile the dial timeout and hold up every report behind it. The first read after
 // that tries again (no timer: a change of some Application brings it), and when it works,
 // the Applications whose reads failed are read again.
-func (t *resourceTrees) Tree(ctx context.Context, app *argov1alpha1.Application) *argov1alpha1.ApplicationTree {
+func (t *Trees) Tree(ctx context.Context, app *argov1alpha1.Application) *argov1alpha1.ApplicationTree {
 	key := types.NamespacedName{Namespace: app.Namespace, Name: app.Name}
 	if err := t.unreachable(); err != nil {
 		t.record(key, err)
@@ -121,7 +122,7 @@ func (t *resourceTrees) Tree(ctx context.Context, app *argov1alpha1.Application)
 	return tree
 }
 
-func (t *resourceTrees) get(ctx context.Context, app *argov1alpha1.Application) (*argov1alpha1.ApplicationTree, error) {
+func (t *Trees) get(ctx context.Context, app *argov1alpha1.Application) (*argov1alpha1.ApplicationTree, error) {
 	c, err := t.client(ctx)
 	if err != nil {
 		return nil, err
@@ -147,7 +148,7 @@ func (t *resourceTrees) get(ctx context.Context, app *argov1alpha1.Application) 
 
 // client is Argo CD's cache client on its Redis, made on first use with the password of
 // the Secret.
-func (t *resourceTrees) client(ctx context.Context) (*appstate.Cache, error) {
+func (t *Trees) client(ctx context.Context) (*appstate.Cache, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.cache != nil {
@@ -174,7 +175,7 @@ func (t *resourceTrees) client(ctx context.Context) (*appstate.Cache, error) {
 }
 
 // reset drops the client, so the next read reads the Secret again.
-func (t *resourceTrees) reset() {
+func (t *Trees) reset() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closer != nil {
@@ -184,12 +185,12 @@ func (t *resourceTrees) reset() {
 }
 
 // Close releases the Redis connections.
-func (t *resourceTrees) Close() {
+func (t *Trees) Close() {
 	t.reset()
 }
 
 // unreachable is the last error while Redis is considered unreachable, nil otherwise.
-func (t *resourceTrees) unreachable() error {
+func (t *Trees) unreachable() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.lastErr != nil && t.now().Before(t.unreachableUntil) {
@@ -223,7 +224,7 @@ func isAuthError(err error) bool {
 
 // record keeps how the read of key went; it signals a changed condition, and the
 // Applications to read again when a read works after others failed.
-func (t *resourceTrees) record(key types.NamespacedName, err error) {
+func (t *Trees) record(key types.NamespacedName, err error) {
 	t.mu.Lock()
 	before := t.conditionLocked()
 	t.read = true
@@ -240,12 +241,7 @@ func (t *resourceTrees) record(key types.NamespacedName, err error) {
 	}
 	after := t.conditionLocked()
 	t.mu.Unlock()
-	if !sameCondition(before, after) {
-		select {
-		case t.changed <- event.GenericEvent{}:
-		default: // one is pending already
-		}
-	}
+	signalChange(t.changed, before, after)
 	if len(again) > 0 {
 		// Off the reconciler's goroutine: the report controller drains retry.
 		go func() {
@@ -256,21 +252,28 @@ func (t *resourceTrees) record(key types.NamespacedName, err error) {
 	}
 }
 
-// forget drops key, an Application deleted or no longer reported.
-func (t *resourceTrees) forget(key types.NamespacedName) {
+// Forget drops key, an Application deleted or no longer reported.
+func (t *Trees) Forget(key types.NamespacedName) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	delete(t.failed, key)
 }
 
-// condition is the ResourceTreeReadable condition; nil before any read.
-func (t *resourceTrees) condition() *metav1.Condition {
+// Condition is the ResourceTreeReadable condition; nil before any read.
+func (t *Trees) Condition() *metav1.Condition {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.conditionLocked()
 }
 
-func (t *resourceTrees) conditionLocked() *metav1.Condition {
+// Changed gets an event when the condition changes (the environment controller watches it).
+func (t *Trees) Changed() <-chan event.GenericEvent { return t.changed }
+
+// Retries gets the Applications whose trees to read again, once reads work again after
+// theirs failed (the report controller watches it).
+func (t *Trees) Retries() <-chan event.GenericEvent { return t.retry }
+
+func (t *Trees) conditionLocked() *metav1.Condition {
 	if !t.read {
 		return nil
 	}
