@@ -97,11 +97,15 @@ type Reconciler struct {
 	reconnect Reconnect
 
 	mu      sync.Mutex
-	written map[string]writtenReport
+	applied map[string]appliedReport
 }
 
-// writtenReport is what the agent last wrote to one report.
-type writtenReport struct {
+// appliedReport is what the hub holds of one report as the agent last applied it: the
+// baseline of the comparison before the next write. Unlike the hub controllers' own-write
+// tracker (pkg/internal/ownwrites), it is read instead of the hub cache, not on top of it:
+// a server-side apply has no base version to build on and cannot conflict, so all the
+// agent needs is the content it last applied and the version that write made.
+type appliedReport struct {
 	resourceVersion string
 	report          *appsv1alpha1.ApplicationStatusReport
 }
@@ -128,7 +132,7 @@ func NewReconciler(apps client.Reader, hub cluster.Cluster, clusterName string, 
 		healthSources: healthSources,
 		trees:         trees,
 		reconnect:     reconnect,
-		written:       map[string]writtenReport{},
+		applied:       map[string]appliedReport{},
 	}
 }
 
@@ -192,8 +196,8 @@ func reportRequest(obj client.Object) []reconcile.Request {
 func (r *Reconciler) observeReport(obj client.Object, deleted bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if w, ok := r.written[obj.GetName()]; ok && (deleted || w.resourceVersion != obj.GetResourceVersion()) {
-		delete(r.written, obj.GetName())
+	if w, ok := r.applied[obj.GetName()]; ok && (deleted || w.resourceVersion != obj.GetResourceVersion()) {
+		delete(r.applied, obj.GetName())
 	}
 }
 
@@ -270,7 +274,7 @@ func (r *Reconciler) hubFailed(req reconcile.Request, err error) error {
 // upToDate says whether the hub already holds desired's content.
 func (r *Reconciler) upToDate(ctx context.Context, desired *appsv1alpha1.ApplicationStatusReport) bool {
 	r.mu.Lock()
-	w, ok := r.written[desired.Name]
+	w, ok := r.applied[desired.Name]
 	r.mu.Unlock()
 	if ok {
 		return sameContent(w.report, desired)
@@ -293,7 +297,7 @@ func (r *Reconciler) apply(ctx context.Context, desired *appsv1alpha1.Applicatio
 	}
 	r.writes.Succeeded(desired.Name)
 	r.mu.Lock()
-	r.written[desired.Name] = writtenReport{resourceVersion: resourceVersion, report: desired}
+	r.applied[desired.Name] = appliedReport{resourceVersion: resourceVersion, report: desired}
 	r.mu.Unlock()
 	return nil
 }
@@ -301,7 +305,7 @@ func (r *Reconciler) apply(ctx context.Context, desired *appsv1alpha1.Applicatio
 // deleteReport deletes the report name, if the agent wrote one or the hub has one.
 func (r *Reconciler) deleteReport(ctx context.Context, name string) error {
 	r.mu.Lock()
-	_, wrote := r.written[name]
+	_, wrote := r.applied[name]
 	r.mu.Unlock()
 	existing := &appsv1alpha1.ApplicationStatusReport{}
 	err := r.hubCache.Get(ctx, types.NamespacedName{Namespace: r.clusterName, Name: name}, existing)
@@ -320,7 +324,7 @@ func (r *Reconciler) deleteReport(ctx context.Context, name string) error {
 	}
 	r.writes.Succeeded(name)
 	r.mu.Lock()
-	delete(r.written, name)
+	delete(r.applied, name)
 	r.mu.Unlock()
 	reportWrites.WithLabelValues(operationDelete).Inc()
 	ctrl.LoggerFrom(ctx).V(2).Info("Report deleted", "report", klog.KRef(r.clusterName, name))
