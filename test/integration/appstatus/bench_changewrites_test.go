@@ -44,7 +44,7 @@ type changeWrite struct {
 	write func(ctx context.Context, f *changeFleet, k int, now time.Time) error
 }
 
-// changeWrites are the three writes DESIGN asks of every status change: OCM's work agent
+// changeWrites are the three hub writes a status change can take: OCM's work agent
 // writes the status feedback, this project's agent its ApplicationStatusReport, and the
 // application status controller mirrors the status onto the hub Application.
 var changeWrites = []changeWrite{
