@@ -49,7 +49,7 @@ func AgentAvailabilityOf(mca *addonv1alpha1.ManagedClusterAddOn) AgentAvailabili
 // cluster namespace's addon without a deep copy rather than getting a copy of it: the
 // aggregation reads every cluster's on each rebuild of a report, and under a churn of
 // status changes the copies showed in the manager's CPU profile (docs/benchmarks.md,
-// "Conflicts and reconciles nobody needed").
+// "What the figures decided").
 // AgentAvailabilityOf only reads the object and returns values.
 func GetAgentAvailability(ctx context.Context, c client.Reader, cluster string) (AgentAvailability, error) {
 	addons := &addonv1alpha1.ManagedClusterAddOnList{}

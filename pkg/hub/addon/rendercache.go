@@ -18,7 +18,7 @@ import (
 // addon-framework asks for the agent's manifests on every sync of a cluster's addon, and
 // its informers resync every addon periodically: on a large fleet rendering the same Helm
 // chart into the same objects again dominated the manager's CPU profile
-// (docs/benchmarks.md, "Before and after the 2026-11-21 round"). The objects depend only
+// (docs/benchmarks.md, "What the figures decided"). The objects depend only
 // on what renderInputs collects, so an unchanged fingerprint returns a copy of the last
 // rendering.
 type RenderCache struct {

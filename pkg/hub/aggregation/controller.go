@@ -43,7 +43,7 @@ const ControllerName = "aggregation"
 // round trip to a busy API server, and one worker serving many ApplicationSets in turn
 // left each waiting for the others' writes. Four workers without the memo only multiplied
 // the controller's CPU, each rebuild computing every entry; with it, they made the reports
-// fresher (docs/benchmarks.md, "A rebuild that reuses what did not change"). Report writes
+// fresher (docs/benchmarks.md, "What the figures decided"). Report writes
 // are paced by their size (writePacing), or four workers rewrite the large reports of a
 // fleet being created four times as often and slow propagation down.
 const maxConcurrentReconciles = 4

@@ -15,7 +15,7 @@ import (
 // entryMemo is the pulled entries of one ApplicationSet's last rebuild, each with what it
 // was built from. A change on one cluster queues a rebuild of the whole report, and in a
 // large fleet computing every entry again took much of the controller's CPU
-// (docs/benchmarks.md, "A rebuild that reuses what did not change"); with the memo, a
+// (docs/benchmarks.md, "What the figures decided"); with the memo, a
 // rebuild computes only the entries whose ManifestWork, report, agent availability or hub
 // conditions changed, and reuses the rest.
 type entryMemo map[reportKey]memoizedEntry

@@ -27,8 +27,7 @@ func (r *reconciler) inputs(ctx context.Context, key types.NamespacedName) (Inpu
 	}
 	// A ManifestWork being deleted is an Application leaving its cluster. The lists are
 	// filtered in place: in a large fleet a second copy of every item per reconcile was the
-	// controller's largest allocation (docs/benchmarks.md, "Before and after the 2026-11-21
-	// round").
+	// controller's largest allocation (docs/benchmarks.md, "What the figures decided").
 	in.Works = slices.DeleteFunc(works.Items, func(w workv1.ManifestWork) bool { return !w.DeletionTimestamp.IsZero() })
 	reports := &appsv1alpha1.ApplicationStatusReportList{}
 	if err := r.client.List(ctx, reports, client.MatchingFields{applicationSetIndex: key.String()}, client.UnsafeDisableDeepCopy); err != nil {

@@ -11,7 +11,7 @@ import (
 // follows its size. While a fleet's Applications are being created or report for the
 // first time every entry needs attention, and the report of a large fleet is large:
 // written after every change by several workers, such reports slowed propagation and the
-// fan-in down (docs/benchmarks.md, "A rebuild that reuses what did not change"). A settled
+// fan-in down (docs/benchmarks.md, "What the figures decided"). A settled
 // fleet's reports are small and wait moments; after a report at its size bound the next
 // write waits about two seconds, and the changes that arrive meanwhile are carried by the
 // next write together.

@@ -103,7 +103,7 @@ type reconciler struct {
 	// written is the controller's own last write of each Application until the cache has
 	// it: a change reaches the controller twice in quick succession (the work agent's
 	// feedback, then the agent's report), and a second write built on a cache without the
-	// first conflicts (docs/benchmarks.md, "Why three targets were missed at dfe9e33").
+	// first conflicts (docs/benchmarks.md, "What the figures decided").
 	written appwrite.Writes
 }
 
