@@ -19,7 +19,8 @@ import (
 // every cluster of its ApplicationSet, and in a large fleet reading each addon from the
 // cache took much of the controller's CPU (docs/benchmarks.md, "What the figures
 // decided"). The watch's handler records the availability before it queues the
-// ApplicationSets, so a rebuild it causes reads the new one; a cluster the watch has not told about is read from the cache.
+// ApplicationSets, so a rebuild it causes reads the new one; a cluster the watch has not
+// told about is read from the cache.
 type agentAvailabilities struct {
 	mu        sync.RWMutex
 	byCluster map[string]pullmodel.AgentAvailability
