@@ -35,8 +35,9 @@ import (
 // ControllerName names the controller, its logger and its Event source.
 const ControllerName = "argocd-pull-propagation"
 
-// maxConcurrentReconciles: a reconcile mostly waits for one ManifestWork write, and the
-// burst benchmark (docs/benchmarks.md) found the API server CPU-bound at 32 workers.
+// maxConcurrentReconciles: a reconcile mostly waits for one ManifestWork write, so
+// workers are cheap until the API server is the bound; the burst benchmark found where it
+// is (docs/benchmarks.md, "What runs", the propagation phase).
 const maxConcurrentReconciles = 32
 
 // reconciler reconciles one hub Application (by namespace/name) into at most one
