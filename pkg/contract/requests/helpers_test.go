@@ -16,14 +16,13 @@ func hubApplication(name string) *builders.ApplicationBuilder {
 	return builders.Application(name).Pulled().UID("7c0e3f5c-0b9a-4d5e-9b7e-1f2a3b4c5d6e").ResourceVersion("42")
 }
 
-// stored is app as the API server stores it, which the hub decides on.
+// stored is app as the API server stores it, which the hub decides on (its kind does not
+// matter here).
 func stored(t *testing.T, app *argov1alpha1.Application) *unstructured.Unstructured {
 	t.Helper()
 	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(app)
 	if err != nil {
 		t.Fatal(err)
 	}
-	u := &unstructured.Unstructured{Object: obj}
-	u.SetGroupVersionKind(argov1alpha1.SchemeGroupVersion.WithKind("Application"))
-	return u
+	return &unstructured.Unstructured{Object: obj}
 }

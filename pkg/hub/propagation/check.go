@@ -58,7 +58,7 @@ func checkInput(ctx context.Context, app *argov1alpha1.Application,
 		return false, nil, nil, nil
 	}
 	if err := validate(app); err != nil {
-		// Validate joins one error per line; a condition reads better on one.
+		// validate joins one error per line; a condition reads better on one.
 		return true, nil, invalid(ReasonInvalidApplication, "%s", strings.ReplaceAll(err.Error(), "\n", "; ")), nil
 	}
 	target, err = cluster(ctx, pullmodel.TargetCluster(app))
@@ -76,7 +76,7 @@ func asProblem(refused *tenancy.Refusal, err error) (*problem, error) {
 	if refused == nil || err != nil {
 		return nil, err
 	}
-	return &problem{condition: refused.Condition, reason: refused.Reason, message: refused.Message}, nil
+	return &problem{condition: refused.Condition(), reason: refused.Reason, message: refused.Message}, nil
 }
 
 // checkTarget requires app's target ManagedCluster (cluster, nil when it does not exist)

@@ -7,8 +7,9 @@ import (
 	"strings"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 )
 
 // Input rules of a marked Application. Bad input is the user's to fix: the controller

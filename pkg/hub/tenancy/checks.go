@@ -81,17 +81,19 @@ func (o Options) any() bool {
 	return o.CheckApplicationNamespaces || o.CheckProjects || o.CheckClusterSetBindings
 }
 
-// Refusal is why a check refuses an Application: the hub condition that says so
-// (pullmodel.ConditionInvalidSpec), the Event reason, and a message saying what is wrong
-// and how to fix it.
+// Refusal is why a check refuses an Application: the Event reason, and a message saying
+// what is wrong and how to fix it.
 type Refusal struct {
-	Condition argov1alpha1.ApplicationConditionType
-	Reason    string
-	Message   string
+	Reason, Message string
+}
+
+// Condition is the hub condition a refusal sets: a refusal is bad input like any other.
+func (*Refusal) Condition() argov1alpha1.ApplicationConditionType {
+	return pullmodel.ConditionInvalidSpec
 }
 
 func refuse(reason, format string, args ...any) *Refusal {
-	return &Refusal{Condition: pullmodel.ConditionInvalidSpec, Reason: reason, Message: fmt.Sprintf(format, args...)}
+	return &Refusal{Reason: reason, Message: fmt.Sprintf(format, args...)}
 }
 
 // Checker reads what the checks need: AppProjects, argocd-cmd-params-cm and the cluster

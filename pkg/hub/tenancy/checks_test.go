@@ -164,8 +164,8 @@ func wantVerdict(t *testing.T, p *Refusal, allow bool, reason string, texts ...s
 	case p == nil:
 		t.Fatal("allowed, want refused")
 	}
-	if p.Condition != pullmodel.ConditionInvalidSpec || p.Reason != reason {
-		t.Errorf("got %s/%s, want %s/%s", p.Condition, p.Reason, pullmodel.ConditionInvalidSpec, reason)
+	if p.Condition() != pullmodel.ConditionInvalidSpec || p.Reason != reason {
+		t.Errorf("got %s/%s, want %s/%s", p.Condition(), p.Reason, pullmodel.ConditionInvalidSpec, reason)
 	}
 	for _, text := range texts {
 		if !strings.Contains(p.Message, text) {
