@@ -28,8 +28,8 @@ const appClusterIndex = "propagation.targetCluster"
 
 // setupWithManager registers the Application index and the watches: Applications carrying
 // the pull label with any value (unmarking must reach Reconcile), their ManifestWorks, the
-// ManagedClusters they target, and what the tenancy checks read. Applications are watched as stored (unstructured): the
-// payload is built from them.
+// ManagedClusters they target, and what the tenancy checks read. Applications are watched
+// as stored (unstructured): the payload is built from them.
 func (r *reconciler) setupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), newApplicationObject(), appClusterIndex, indexAppByCluster); err != nil {
 		return fmt.Errorf("indexing Applications by target cluster: %w", err)
@@ -52,8 +52,8 @@ func (r *reconciler) setupWithManager(mgr ctrl.Manager) error {
 }
 
 // storedApplicationChanged passes the updates of a hub Application that change what this
-// controller reads. Its cached copy holds exactly that (the manager's cache transform), so two
-// versions that differ in nothing but their resourceVersion and generation differ in
+// controller reads. Its cached copy holds exactly that (the manager's cache transform), so
+// two versions that differ in nothing but their resourceVersion and generation differ in
 // nothing it reads: the application status controller's mirror of every status change of
 // the spoke is not propagation's business. The generation moves with that mirror too:
 // Argo CD's Application CRD has no status subresource, so the API server counts a status
