@@ -21,6 +21,7 @@ import (
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/pullmodel"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/propagation"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/tenancy"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/fleet"
 )
 
@@ -303,7 +304,7 @@ var reasonOf = map[breakKind]string{
 	breakLabel:   propagation.ReasonInvalidPullLabel,
 	breakServer:  propagation.ReasonInvalidApplication,
 	breakCluster: propagation.ReasonClusterNotFound,
-	breakProject: propagation.ReasonProjectNotFound,
+	breakProject: tenancy.ReasonProjectNotFound,
 }
 
 // checkBroken: a broken Application says why on the hub, as a condition and an Event.

@@ -46,13 +46,13 @@ const (
 // later change of the ManifestWork, and a sync would run again. It carries each as a
 // request with an id instead; the agent on the cluster sets it on the spoke Application
 // once per id, and the hub clears it once the ManifestWork's status feedback shows the id
-// delivered. See OperationRequest and RefreshRequest for the values.
+// delivered. The values, and the protocol, are in pkg/contract/requests.
 const (
 	// AnnotationOperationRequest, on the payload, asks the agent to set .operation on the
-	// spoke Application. Value: JSON OperationRequest.
+	// spoke Application. Value: JSON requests.OperationRequest.
 	AnnotationOperationRequest = "apps.open-cluster-management.io/operation-request"
 	// AnnotationRefreshRequest, on the payload, asks the agent to set AnnotationRefresh on
-	// the spoke Application. Value: JSON RefreshRequest.
+	// the spoke Application. Value: JSON requests.RefreshRequest.
 	AnnotationRefreshRequest = "apps.open-cluster-management.io/refresh-request"
 	// AnnotationOperationDelivered, on the spoke Application, is the id of the last
 	// operation request the agent set there, written in the same patch as .operation.

@@ -242,18 +242,6 @@ func CacheOptionsFor(argoNamespaces []string) cache.Options {
 	}
 }
 
-// stripManagedFields is controller-runtime's transform that drops managed fields.
-var stripManagedFields = cache.TransformStripManagedFields()
-
-// trimCached is the manager cache's transform of every object.
-func trimCached(obj any) (any, error) {
-	obj, err := stripManagedFields(obj)
-	if err != nil {
-		return nil, err
-	}
-	return propagation.TrimStoredApplication(obj)
-}
-
 // SetupControllersWith registers with mgr the shared pull-model indexes and the hub
 // controllers named in only (every controller of hubControllers when empty), in the
 // table's order, configured by o.

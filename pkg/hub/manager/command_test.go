@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/requests"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/cmp"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/propagation"
 
@@ -44,7 +45,7 @@ func TestManifestWorkCacheHoldsOnlyPulledWorks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pulled, err := propagation.BuildManifestWork(&unstructured.Unstructured{Object: obj}, propagation.Requests{})
+	pulled, err := propagation.BuildManifestWork(&unstructured.Unstructured{Object: obj}, requests.Carried{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,8 @@ import (
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/requests"
 )
 
 // storedApplication is one hub Application as a reconcile sees it: as stored, which the
@@ -18,7 +20,7 @@ import (
 type storedApplication struct {
 	stored   *unstructured.Unstructured
 	typed    *argov1alpha1.Application
-	requests Requests
+	requests requests.Carried
 }
 
 // newApplicationObject is an empty unstructured Application, to read into.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/pullmodel"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/tenancy"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -44,7 +45,7 @@ func invalid(reason, format string, args ...any) *problem {
 
 // checkInput applies every input rule to app, in the order a user fixes them: the pull
 // label (not pulled: false and no problem; an invalid label is a problem, never an
-// unmarking), Validate, then the target ManagedCluster, which cluster reads (nil when it
+// unmarking), validate, then the target ManagedCluster, which cluster reads (nil when it
 // does not exist) once the annotation naming it is valid. Without a problem, target is
 // that ManagedCluster, for the checks that follow.
 func checkInput(ctx context.Context, app *argov1alpha1.Application,
@@ -56,8 +57,8 @@ func checkInput(ctx context.Context, app *argov1alpha1.Application,
 	if !marked {
 		return false, nil, nil, nil
 	}
-	if err := Validate(app); err != nil {
-		// Validate joins one error per line; a condition reads better on one.
+	if err := validate(app); err != nil {
+		// validate joins one error per line; a condition reads better on one.
 		return true, nil, invalid(ReasonInvalidApplication, "%s", strings.ReplaceAll(err.Error(), "\n", "; ")), nil
 	}
 	target, err = cluster(ctx, pullmodel.TargetCluster(app))
@@ -68,6 +69,14 @@ func checkInput(ctx context.Context, app *argov1alpha1.Application,
 		return true, nil, p, nil
 	}
 	return true, target, nil, nil
+}
+
+// asProblem is a tenancy check's verdict, as the tenancy package returns it, as a problem.
+func asProblem(refused *tenancy.Refusal, err error) (*problem, error) {
+	if refused == nil || err != nil {
+		return nil, err
+	}
+	return &problem{condition: refused.Condition(), reason: refused.Reason, message: refused.Message}, nil
 }
 
 // checkTarget requires app's target ManagedCluster (cluster, nil when it does not exist)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/pullmodel"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/requests"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/builders"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
@@ -126,7 +127,7 @@ func TestCheckInputLookupError(t *testing.T) {
 
 func workOfSize(t *testing.T, size int) *workv1.ManifestWork {
 	t.Helper()
-	w, err := BuildManifestWork(stored(t, hubApplication("a").Cluster("cluster1").Build()), Requests{})
+	w, err := BuildManifestWork(stored(t, hubApplication("a").Cluster("cluster1").Build()), requests.Carried{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,9 @@ import (
 	"slices"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/pullmodel"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/requests"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/appwrite"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/tenancy"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/internal/latency"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
@@ -33,8 +35,9 @@ import (
 // ControllerName names the controller, its logger and its Event source.
 const ControllerName = "argocd-pull-propagation"
 
-// maxConcurrentReconciles: a reconcile mostly waits for one ManifestWork write, and the
-// burst benchmark (docs/benchmarks.md) found the API server CPU-bound at 32 workers.
+// maxConcurrentReconciles: a reconcile mostly waits for one ManifestWork write, so
+// workers are cheap until the API server is the bound; the burst benchmark found where it
+// is (docs/benchmarks.md, "What runs", the propagation phase).
 const maxConcurrentReconciles = 32
 
 // reconciler reconciles one hub Application (by namespace/name) into at most one
@@ -49,28 +52,36 @@ type reconciler struct {
 	cache    client.Reader
 	recorder record.EventRecorder
 	now      func() metav1.Time
-	cleared  *clearedRequests
-	// comparisons holds the delivered operations kept until their comparison.
-	comparisons *comparisonWaits
+	// requests runs the hub's side of the run-once request protocol.
+	requests *requests.Hub
 	// arrivals times the Application changes until a ManifestWork write carries them.
 	arrivals latency.Arrivals
 	// tenancy checks who may deliver where; nil when no check is enforced.
-	tenancy *tenancy
+	tenancy *tenancy.Checker
 }
 
 var _ reconcile.Reconciler = &reconciler{}
 
+// Options configure the propagation controller.
+type Options struct {
+	// Tenancy says who may deliver where.
+	Tenancy tenancy.Options
+}
+
+// DefaultOptions are the propagation controller's defaults.
+func DefaultOptions() Options { return Options{Tenancy: tenancy.DefaultOptions()} }
+
 // Setup registers the controller with mgr, configured by o. The shared pull-model
 // indexes (pullmodel.SetupIndexes) must be registered on mgr first.
 func Setup(mgr ctrl.Manager, o Options) error {
-	t, argo, err := newTenancy(mgr, o.Tenancy)
+	t, err := tenancy.New(mgr, o.Tenancy)
 	if err != nil {
 		return err
 	}
 	r := &reconciler{client: mgr.GetClient(), apiReader: mgr.GetAPIReader(), cache: mgr.GetCache(),
-		recorder: mgr.GetEventRecorderFor(ControllerName), now: metav1.Now, cleared: newClearedRequests(),
-		comparisons: newComparisonWaits(comparisonGrace), tenancy: t}
-	return r.setupWithManager(mgr, argo)
+		recorder: mgr.GetEventRecorderFor(ControllerName), now: metav1.Now,
+		requests: requests.NewHub(requests.ComparisonGrace), tenancy: t}
+	return r.setupWithManager(mgr)
 }
 
 // Reconcile brings the ManifestWorks of the hub Application req names to the desired
@@ -97,46 +108,44 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	// A delivered operation waiting for its comparison goes at the end of the grace even
 	// if nothing else changes.
-	return ctrl.Result{RequeueAfter: r.comparisons.next(req.NamespacedName, r.now().Time)}, nil
+	return ctrl.Result{RequeueAfter: r.requests.Requeue(req.NamespacedName, r.now().Time)}, nil
 }
 
 // reconcile is Reconcile's work; written tells whether it created or updated the
-// Application's ManifestWork.
+// Application's ManifestWork. It reads as the delivery: get the Application, settle its
+// requests, check its input, check tenancy, build the ManifestWork, apply it, delete the
+// stale ones, report the conditions.
 func (r *reconciler) reconcile(ctx context.Context, req ctrl.Request) (written bool, err error) {
-	// The controller's logger already names the Application.
-	log := ctrl.LoggerFrom(ctx)
 	works, err := pullmodel.WorksOf(ctx, r.client, req.NamespacedName)
 	if err != nil {
 		return false, err
 	}
-
 	in, err := r.getApplication(ctx, req.NamespacedName)
 	if err != nil {
 		if !apierrors.IsNotFound(err) {
 			return false, fmt.Errorf("getting Application %s: %w", req.NamespacedName, err)
 		}
 		// Gone: nothing may stay behind.
-		r.cleared.forget(req.NamespacedName)
-		r.comparisons.forget(req.NamespacedName)
+		r.requests.Forget(req.NamespacedName)
 		r.arrivals.Forget(req.NamespacedName)
 		return false, r.deleteWorks(ctx, works, nil)
 	}
-	app := in.typed
-
-	if !app.DeletionTimestamp.IsZero() {
-		return false, r.reconcileDelete(ctx, app, works)
+	if !in.typed.DeletionTimestamp.IsZero() {
+		return false, r.reconcileDelete(ctx, in.typed, works)
 	}
+
 	if err := r.settleRequests(ctx, in, works); err != nil {
 		return false, err
 	}
-	app = in.typed
+	app := in.typed
 
 	pulled, target, p, err := checkInput(ctx, app, r.managedCluster)
 	if err != nil {
 		return false, err
 	}
 	if !pulled {
-		log.V(4).Info("Application is not marked for the pull model")
+		// The controller's logger already names the Application.
+		ctrl.LoggerFrom(ctx).V(4).Info("Application is not marked for the pull model")
 		if err := r.deleteWorks(ctx, works, nil); err != nil {
 			return false, err
 		}
@@ -146,14 +155,14 @@ func (r *reconciler) reconcile(ctx context.Context, req ctrl.Request) (written b
 	if p != nil {
 		return false, r.hold(ctx, app, works, p)
 	}
-	if p, err := r.tenancy.check(ctx, app, target); err != nil || p != nil {
+	if p, err := asProblem(r.tenancy.Check(ctx, app, target)); err != nil || p != nil {
 		if err != nil {
 			return false, err
 		}
 		return false, r.hold(ctx, app, works, p)
 	}
 
-	desired, err := r.desiredWork(ctx, in)
+	desired, err := BuildManifestWork(in.stored, in.requests)
 	if err != nil {
 		return false, err
 	}
@@ -198,12 +207,6 @@ func (r *reconciler) reconcileDelete(ctx context.Context, app *argov1alpha1.Appl
 	}
 	log.V(2).Info("Removed the resources finalizer: no ManifestWork left", "finalizer", pullmodel.ResourcesFinalizer)
 	return nil
-}
-
-// desiredWork returns the ManifestWork a marked, valid, targetable Application should
-// have, built from it as stored with the requests settleRequests chose.
-func (r *reconciler) desiredWork(_ context.Context, in *storedApplication) (*workv1.ManifestWork, error) {
-	return BuildManifestWork(in.stored, in.requests)
 }
 
 // managedCluster is the ManagedCluster name, nil when it does not exist.
@@ -326,7 +329,7 @@ func (r *reconciler) apply(ctx context.Context, desired *workv1.ManifestWork) (w
 	case err != nil:
 		return false, fmt.Errorf("getting ManifestWork %s: %w", klog.KObj(desired), err)
 	}
-	if WorkUpToDate(existing, desired) {
+	if workUpToDate(existing, desired) {
 		log.V(4).Info("ManifestWork is up to date")
 		return false, nil
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/requests"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -93,7 +94,7 @@ func TestIndexAppByClusterFollowsTheTargetRule(t *testing.T) {
 			if len(got) != len(tc.want) || (len(got) == 1 && got[0] != tc.want[0]) {
 				t.Errorf("index keys = %q, want %q", got, tc.want)
 			}
-			if w, err := BuildManifestWork(app, Requests{}); err == nil && len(got) == 1 && w.Namespace != got[0] {
+			if w, err := BuildManifestWork(app, requests.Carried{}); err == nil && len(got) == 1 && w.Namespace != got[0] {
 				t.Errorf("index key %q is not the ManifestWork's namespace %q", got[0], w.Namespace)
 			}
 		})

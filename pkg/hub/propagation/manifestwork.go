@@ -7,6 +7,8 @@ import (
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/pullmodel"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/requests"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/internal/canonicaljson"
 
 	argoapp "github.com/argoproj/argo-cd/v2/pkg/apis/application"
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
@@ -22,8 +24,8 @@ const (
 	// LabelLocalCluster marks the hub's own ManagedCluster, never a pull-model target.
 	LabelLocalCluster = "local-cluster"
 
-	// DefaultDestinationServer is where the spoke's Argo CD deploys: its own cluster.
-	DefaultDestinationServer = "https://kubernetes.default.svc"
+	// defaultDestinationServer is where the spoke's Argo CD deploys: its own cluster.
+	defaultDestinationServer = "https://kubernetes.default.svc"
 )
 
 var applicationGVK = argov1alpha1.SchemeGroupVersion.WithKind(argoapp.ApplicationKind)
@@ -42,7 +44,7 @@ func hubAnnotations(app metav1.Object) map[string]string {
 
 // payloadStrippedLabels and payloadStrippedAnnotations are the keys the payload never
 // carries from the hub Application: hub-only selection and configuration; the hub's
-// requests, which travel as request annotations instead (Requests); and the keys the
+// requests, which travel as request annotations instead (pkg/contract/requests); and the keys the
 // agent owns on the spoke, which the work agent would otherwise own and reset.
 var (
 	payloadStrippedLabels      = []string{apps.LabelPullToOCMManagedCluster}
@@ -54,20 +56,14 @@ var (
 	}
 )
 
-// Requests are the hub requests a payload carries, each nil when there is none.
-type Requests struct {
-	Operation *apps.OperationRequest
-	Refresh   *apps.RefreshRequest
-}
-
-// BuildPayload returns the Application the managed cluster gets for app, the hub
+// buildPayload returns the Application the managed cluster gets for app, the hub
 // Application as stored: everything the user wrote, known to this module's Argo CD types
 // or not, except what the wire contract rewrites. Metadata is name, namespace (the
 // app-namespace annotation's when set), labels and annotations without the hub-only keys
 // plus the hub-application annotations and reqs, and finalizers; spec is app's with the
 // destination pointed at the managed cluster itself (or the override annotations); no
 // status and no .operation. It does not modify app.
-func BuildPayload(app *unstructured.Unstructured, reqs Requests) (*unstructured.Unstructured, error) {
+func buildPayload(app *unstructured.Unstructured, reqs requests.Carried) (*unstructured.Unstructured, error) {
 	spec, _, err := unstructured.NestedMap(app.Object, "spec")
 	if err != nil {
 		return nil, fmt.Errorf("reading the spec of Application %s/%s: %w", app.GetNamespace(), app.GetName(), err)
@@ -83,7 +79,7 @@ func BuildPayload(app *unstructured.Unstructured, reqs Requests) (*unstructured.
 		destination = map[string]any{}
 	}
 	delete(destination, "name")
-	destination["server"] = DefaultDestinationServer
+	destination["server"] = defaultDestinationServer
 	if name, ok := app.GetAnnotations()[apps.AnnotationDestinationName]; ok {
 		delete(destination, "server")
 		destination["name"] = name
@@ -109,7 +105,7 @@ func BuildPayload(app *unstructured.Unstructured, reqs Requests) (*unstructured.
 	for k, v := range hubAnnotations(app) {
 		annotations[k] = v
 	}
-	if err := addRequests(annotations, reqs); err != nil {
+	if err := reqs.Annotate(annotations); err != nil {
 		return nil, fmt.Errorf("encoding the requests of Application %s/%s: %w", app.GetNamespace(), app.GetName(), err)
 	}
 	p.SetAnnotations(annotations)
@@ -117,29 +113,10 @@ func BuildPayload(app *unstructured.Unstructured, reqs Requests) (*unstructured.
 	return p, nil
 }
 
-// addRequests puts reqs on annotations as the request annotations.
-func addRequests(annotations map[string]string, reqs Requests) error {
-	if reqs.Operation != nil {
-		v, err := json.Marshal(reqs.Operation)
-		if err != nil {
-			return err
-		}
-		annotations[apps.AnnotationOperationRequest] = string(v)
-	}
-	if reqs.Refresh != nil {
-		v, err := json.Marshal(reqs.Refresh)
-		if err != nil {
-			return err
-		}
-		annotations[apps.AnnotationRefreshRequest] = string(v)
-	}
-	return nil
-}
-
 // BuildManifestWork returns the ManifestWork for app, a marked and valid hub Application
-// (see Validate) as stored, carrying reqs. It does not modify app.
-func BuildManifestWork(app *unstructured.Unstructured, reqs Requests) (*workv1.ManifestWork, error) {
-	payload, err := BuildPayload(app, reqs)
+// (see validate) as stored, carrying reqs. It does not modify app.
+func BuildManifestWork(app *unstructured.Unstructured, reqs requests.Carried) (*workv1.ManifestWork, error) {
+	payload, err := buildPayload(app, reqs)
 	if err != nil {
 		return nil, err
 	}
@@ -211,10 +188,10 @@ func copyWithout(m map[string]string, drop []string) map[string]string {
 	return out
 }
 
-// WorkUpToDate reports whether existing already carries everything desired says: its
+// workUpToDate reports whether existing already carries everything desired says: its
 // labels and annotations, the same payload and the same manifest configs. Keys other
 // actors added are left alone.
-func WorkUpToDate(existing, desired *workv1.ManifestWork) bool {
+func workUpToDate(existing, desired *workv1.ManifestWork) bool {
 	if !containsAll(existing.Labels, desired.Labels) || !containsAll(existing.Annotations, desired.Annotations) {
 		return false
 	}
@@ -235,37 +212,9 @@ func WorkUpToDate(existing, desired *workv1.ManifestWork) bool {
 // samePayload compares two encoded payloads as JSON values, every field included (Argo CD
 // 3's too), so key order and null versus absent do not count as a change.
 func samePayload(a, b []byte) bool {
-	ca, errA := canonicalPayload(a)
-	cb, errB := canonicalPayload(b)
+	ca, errA := canonicaljson.Reencode(a)
+	cb, errB := canonicaljson.Reencode(b)
 	return errA == nil && errB == nil && bytes.Equal(ca, cb)
-}
-
-// canonicalPayload re-encodes raw with object keys sorted and null members dropped.
-func canonicalPayload(raw []byte) ([]byte, error) {
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return nil, err
-	}
-	return json.Marshal(withoutNulls(v))
-}
-
-// withoutNulls drops the null members of every object in v, in place.
-func withoutNulls(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		for k, member := range t {
-			if member == nil {
-				delete(t, k)
-				continue
-			}
-			t[k] = withoutNulls(member)
-		}
-	case []any:
-		for i := range t {
-			t[i] = withoutNulls(t[i])
-		}
-	}
-	return v
 }
 
 func containsAll(have, want map[string]string) bool {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/pullmodel"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/requests"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/builders"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
@@ -47,7 +48,7 @@ func TestValidateClusterAnnotation(t *testing.T) {
 		"surrounded ok": {app: hubApplication("a").Cluster(" cluster1 ").Build()},
 	}
 	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) { checkErr(t, ValidateClusterAnnotation(tc.app), tc.wantErr) })
+		t.Run(name, func(t *testing.T) { checkErr(t, validateClusterAnnotation(tc.app), tc.wantErr) })
 	}
 }
 
@@ -62,7 +63,7 @@ func TestValidateAppNamespace(t *testing.T) {
 		"bad":   {app: hubApplication("a").Annotation(apps.AnnotationOCMManagedClusterAppNamespace, "Argo CD").Build(), wantErr: "not a namespace name"},
 	}
 	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) { checkErr(t, ValidateAppNamespace(tc.app), tc.wantErr) })
+		t.Run(name, func(t *testing.T) { checkErr(t, validateAppNamespace(tc.app), tc.wantErr) })
 	}
 }
 
@@ -82,16 +83,16 @@ func TestValidateDestinationOverride(t *testing.T) {
 		"empty server": {app: hubApplication("a").Annotation(apps.AnnotationDestinationServer, "").Build(), wantErr: "not an https URL"},
 	}
 	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) { checkErr(t, ValidateDestinationOverride(tc.app), tc.wantErr) })
+		t.Run(name, func(t *testing.T) { checkErr(t, validateDestinationOverride(tc.app), tc.wantErr) })
 	}
 }
 
 func TestValidateJoinsEveryRule(t *testing.T) {
 	app := hubApplication("a").Annotation(apps.AnnotationDestinationServer, "http://x").Annotation(apps.AnnotationOCMManagedClusterAppNamespace, "_").Build()
-	err := Validate(app)
+	err := validate(app)
 	for _, want := range []string{apps.AnnotationOCMManagedCluster, apps.AnnotationDestinationServer, apps.AnnotationOCMManagedClusterAppNamespace} {
 		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("Validate() = %v, want it to mention %s", err, want)
+			t.Errorf("validate() = %v, want it to mention %s", err, want)
 		}
 	}
 }
@@ -140,9 +141,9 @@ func TestBuildManifestWorkGolden(t *testing.T) {
 		Annotation(apps.AnnotationRefresh, "hard").
 		Annotation(apps.AnnotationOCMManagedClusterAppNamespace, "openshift-gitops").Build())
 	before := app.DeepCopy()
-	reqs := Requests{
-		Operation: &apps.OperationRequest{ID: "op-1", Operation: json.RawMessage(`{"sync":{"prune":true,"revision":"HEAD"}}`)},
-		Refresh:   &apps.RefreshRequest{ID: "refresh-1", Refresh: "hard"},
+	reqs := requests.Carried{
+		Operation: &requests.OperationRequest{ID: "op-1", Operation: json.RawMessage(`{"sync":{"prune":true,"revision":"HEAD"}}`)},
+		Refresh:   &requests.RefreshRequest{ID: "refresh-1", Refresh: "hard"},
 	}
 
 	got, err := BuildManifestWork(app, reqs)
@@ -232,7 +233,7 @@ func TestBuildManifestWorkGolden(t *testing.T) {
 }
 
 func TestBuildManifestWorkStandalone(t *testing.T) {
-	got, err := BuildManifestWork(stored(t, hubApplication("a").Cluster("c1").Build()), Requests{})
+	got, err := BuildManifestWork(stored(t, hubApplication("a").Cluster("c1").Build()), requests.Carried{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +250,7 @@ func TestBuildManifestWorkStandalone(t *testing.T) {
 
 func TestWorkUpToDate(t *testing.T) {
 	app := hubApplication("a").Cluster("c1").Build()
-	desired, err := BuildManifestWork(stored(t, app), Requests{})
+	desired, err := BuildManifestWork(stored(t, app), requests.Carried{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,11 +270,11 @@ func TestWorkUpToDate(t *testing.T) {
 	}
 	changedApp := app.DeepCopy()
 	changedApp.Spec.Source.TargetRevision = "v2"
-	changed, err := BuildManifestWork(stored(t, changedApp), Requests{})
+	changed, err := BuildManifestWork(stored(t, changedApp), requests.Carried{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	withRequest, err := BuildManifestWork(stored(t, app), Requests{Refresh: &apps.RefreshRequest{ID: "r-1", Refresh: "normal"}})
+	withRequest, err := BuildManifestWork(stored(t, app), requests.Carried{Refresh: &requests.RefreshRequest{ID: "r-1", Refresh: "normal"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,8 +306,8 @@ func TestWorkUpToDate(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			if got := WorkUpToDate(tc.existing, desired); got != tc.want {
-				t.Errorf("WorkUpToDate() = %v, want %v", got, tc.want)
+			if got := workUpToDate(tc.existing, desired); got != tc.want {
+				t.Errorf("workUpToDate() = %v, want %v", got, tc.want)
 			}
 		})
 	}
@@ -341,7 +342,7 @@ func TestBuiltWorkFeedbackIsReadBack(t *testing.T) {
 		`.metadata.annotations.apps\.open-cluster-management\.io/operation-delivered`: "op-1",
 		`.metadata.annotations.apps\.open-cluster-management\.io/refresh-delivered`:   "refresh-1",
 	}
-	w, err := BuildManifestWork(stored(t, hubApplication("guestbook").Cluster("cluster1").Build()), Requests{})
+	w, err := BuildManifestWork(stored(t, hubApplication("guestbook").Cluster("cluster1").Build()), requests.Carried{})
 	if err != nil {
 		t.Fatal(err)
 	}

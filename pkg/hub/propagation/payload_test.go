@@ -8,10 +8,12 @@ import (
 	"testing"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/requests"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -26,13 +28,13 @@ func TestBuildPayload(t *testing.T) {
 	}
 	tests := map[string]struct {
 		app   *argov1alpha1.Application
-		reqs  Requests
+		reqs  requests.Carried
 		check func(t *testing.T, p *unstructured.Unstructured)
 	}{
 		"destination forced to the spoke's own API server": {
 			app: hubApplication("a").Cluster("c1").Build(),
 			check: func(t *testing.T, p *unstructured.Unstructured) {
-				if diff := cmp.Diff(map[string]any{"server": DefaultDestinationServer, "namespace": "guestbook"}, destination(t, p)); diff != "" {
+				if diff := cmp.Diff(map[string]any{"server": defaultDestinationServer, "namespace": "guestbook"}, destination(t, p)); diff != "" {
 					t.Error(diff)
 				}
 			},
@@ -86,17 +88,17 @@ func TestBuildPayload(t *testing.T) {
 		},
 		"requests as annotations": {
 			app: hubApplication("a").Cluster("c1").Build(),
-			reqs: Requests{
-				Operation: &apps.OperationRequest{ID: "op-1", Operation: json.RawMessage(`{"sync":{"revision":"HEAD"}}`)},
-				Refresh:   &apps.RefreshRequest{ID: "r-1", Refresh: "normal"},
+			reqs: requests.Carried{
+				Operation: &requests.OperationRequest{ID: "op-1", Operation: json.RawMessage(`{"sync":{"revision":"HEAD"}}`)},
+				Refresh:   &requests.RefreshRequest{ID: "r-1", Refresh: "normal"},
 			},
 			check: func(t *testing.T, p *unstructured.Unstructured) {
-				op, err := apps.ParseOperationRequest(p.GetAnnotations()[apps.AnnotationOperationRequest])
+				op, err := requests.ParseOperationRequest(p.GetAnnotations()[apps.AnnotationOperationRequest])
 				if err != nil || op.ID != "op-1" || string(op.Operation) != `{"sync":{"revision":"HEAD"}}` {
 					t.Errorf("operation request %+v, %v", op, err)
 				}
-				refresh, err := apps.ParseRefreshRequest(p.GetAnnotations()[apps.AnnotationRefreshRequest])
-				if err != nil || refresh != (apps.RefreshRequest{ID: "r-1", Refresh: "normal"}) {
+				refresh, err := requests.ParseRefreshRequest(p.GetAnnotations()[apps.AnnotationRefreshRequest])
+				if err != nil || refresh != (requests.RefreshRequest{ID: "r-1", Refresh: "normal"}) {
 					t.Errorf("refresh request %+v, %v", refresh, err)
 				}
 			},
@@ -114,13 +116,13 @@ func TestBuildPayload(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			app := stored(t, tc.app)
 			before := app.DeepCopy()
-			p, err := BuildPayload(app, tc.reqs)
+			p, err := buildPayload(app, tc.reqs)
 			if err != nil {
 				t.Fatal(err)
 			}
 			tc.check(t, p)
 			if diff := cmp.Diff(before, app); diff != "" {
-				t.Fatalf("BuildPayload modified its input (-before +after):\n%s", diff)
+				t.Fatalf("buildPayload modified its input (-before +after):\n%s", diff)
 			}
 		})
 	}
@@ -176,7 +178,7 @@ func TestBuildPayloadKeepsWhatTheUserWrote(t *testing.T) {
 	if err := yaml.Unmarshal([]byte(argoCD3Application), &app.Object); err != nil {
 		t.Fatal(err)
 	}
-	w, err := BuildManifestWork(app, Requests{})
+	w, err := BuildManifestWork(app, requests.Carried{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +211,7 @@ func TestBuildPayloadKeepsWhatTheUserWrote(t *testing.T) {
 	if enabled, _, _ := unstructured.NestedFieldNoCopy(payload, "spec", "syncPolicy", "automated", "enabled"); enabled != false {
 		t.Errorf("automated.enabled = %v, want false", enabled)
 	}
-	if diff := cmp.Diff(map[string]any{"server": DefaultDestinationServer, "namespace": "guestbook"}, payload["spec"].(map[string]any)["destination"]); diff != "" {
+	if diff := cmp.Diff(map[string]any{"server": defaultDestinationServer, "namespace": "guestbook"}, payload["spec"].(map[string]any)["destination"]); diff != "" {
 		t.Errorf("destination (-want +got):\n%s", diff)
 	}
 	if _, ok := payload["status"]; ok {
@@ -218,22 +220,52 @@ func TestBuildPayloadKeepsWhatTheUserWrote(t *testing.T) {
 
 	// And the work is up to date with itself re-encoded: nothing Argo CD 3 added makes it
 	// look changed.
-	again, err := BuildManifestWork(app, Requests{})
+	again, err := BuildManifestWork(app, requests.Carried{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !WorkUpToDate(w, again) {
+	if !workUpToDate(w, again) {
 		t.Error("a rebuilt work is not up to date with the first")
 	}
 	changed := app.DeepCopy()
 	if err := unstructured.SetNestedField(changed.Object, true, "spec", "syncPolicy", "automated", "enabled"); err != nil {
 		t.Fatal(err)
 	}
-	turnedOn, err := BuildManifestWork(changed, Requests{})
+	turnedOn, err := BuildManifestWork(changed, requests.Carried{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if WorkUpToDate(w, turnedOn) {
+	if workUpToDate(w, turnedOn) {
 		t.Error("turning automated.enabled on does not change the work")
+	}
+}
+
+// TestCarriedRequestsReadsWhatBuildPayloadWrites: the ids the next reconcile keeps are
+// the ones the work was built with.
+func TestCarriedRequestsReadsWhatBuildPayloadWrites(t *testing.T) {
+	reqs := requests.Carried{
+		Operation: &requests.OperationRequest{ID: "op-1", Operation: json.RawMessage(`{"sync":{"revision":"HEAD"}}`)},
+		Refresh:   &requests.RefreshRequest{ID: "r-1", Refresh: "normal"},
+	}
+	w, err := BuildManifestWork(stored(t, hubApplication("a").Cluster("c1").Build()), reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(reqs, requests.CarriedBy(w)); diff != "" {
+		t.Errorf("carried (-want +got):\n%s", diff)
+	}
+
+	for name, work := range map[string]*workv1.ManifestWork{
+		"no work":     nil,
+		"no manifest": {},
+		"malformed request": func() *workv1.ManifestWork {
+			w := w.DeepCopy()
+			w.Spec.Workload.Manifests[0].Raw = []byte(`{"metadata":{"annotations":{"` + apps.AnnotationOperationRequest + `":"{\"id\":\"\"}"}}}`)
+			return w
+		}(),
+	} {
+		if got := requests.CarriedBy(work); got != (requests.Carried{}) {
+			t.Errorf("%s: carried %+v, want none", name, got)
+		}
 	}
 }

@@ -18,8 +18,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/pullmodel"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/requests"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/internal/canonicaljson"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/builders"
 )
 
@@ -54,7 +55,7 @@ func TestSettleRequestsRetriesAClearAfterTheGrace(t *testing.T) {
 
 	now := t0.Add(time.Minute)
 	r := &reconciler{client: c, recorder: record.NewFakeRecorder(10), now: func() metav1.Time { return metav1.NewTime(now) },
-		cleared: newClearedRequests(), comparisons: newComparisonWaits(10 * time.Second)}
+		requests: requests.NewHub(10 * time.Second)}
 	current := func() *storedApplication {
 		t.Helper()
 		u := newApplicationObject()
@@ -70,11 +71,11 @@ func TestSettleRequestsRetriesAClearAfterTheGrace(t *testing.T) {
 
 	// The work carries the request and the spoke acknowledged it.
 	in := current()
-	hub, err := hubRequestsOf(in.stored)
+	operation, err := canonicaljson.Marshal(in.stored.Object["operation"])
 	if err != nil {
 		t.Fatal(err)
 	}
-	work, err := BuildManifestWork(in.stored, Requests{Operation: &apps.OperationRequest{ID: "req-1", Operation: hub.operation}})
+	work, err := BuildManifestWork(in.stored, requests.Carried{Operation: &requests.OperationRequest{ID: "req-1", Operation: operation}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,16 +7,17 @@ import (
 	"strings"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 )
 
 // Input rules of a marked Application. Bad input is the user's to fix: the controller
 // reports it as an InvalidSpecError condition and a Warning Event on the Application,
 // never as a reconcile error, and keeps the ManifestWork delivered before (checkInput).
 
-// ValidateClusterAnnotation requires a non-empty target cluster annotation.
-func ValidateClusterAnnotation(app *argov1alpha1.Application) error {
+// validateClusterAnnotation requires a non-empty target cluster annotation.
+func validateClusterAnnotation(app *argov1alpha1.Application) error {
 	v := strings.TrimSpace(app.GetAnnotations()[apps.AnnotationOCMManagedCluster])
 	if v == "" {
 		return fmt.Errorf("annotation %s is missing or empty: set it to the name of the ManagedCluster to deploy to", apps.AnnotationOCMManagedCluster)
@@ -27,8 +28,8 @@ func ValidateClusterAnnotation(app *argov1alpha1.Application) error {
 	return nil
 }
 
-// ValidateAppNamespace requires the optional spoke namespace annotation, when set, to be a namespace name.
-func ValidateAppNamespace(app *argov1alpha1.Application) error {
+// validateAppNamespace requires the optional spoke namespace annotation, when set, to be a namespace name.
+func validateAppNamespace(app *argov1alpha1.Application) error {
 	v, ok := app.GetAnnotations()[apps.AnnotationOCMManagedClusterAppNamespace]
 	if !ok {
 		return nil
@@ -39,9 +40,9 @@ func ValidateAppNamespace(app *argov1alpha1.Application) error {
 	return nil
 }
 
-// ValidateDestinationOverride requires at most one of the destination override
+// validateDestinationOverride requires at most one of the destination override
 // annotations, a non-empty name, and an https URL with a host as server.
-func ValidateDestinationOverride(app *argov1alpha1.Application) error {
+func validateDestinationOverride(app *argov1alpha1.Application) error {
 	name, hasName := app.GetAnnotations()[apps.AnnotationDestinationName]
 	server, hasServer := app.GetAnnotations()[apps.AnnotationDestinationServer]
 	switch {
@@ -52,17 +53,17 @@ func ValidateDestinationOverride(app *argov1alpha1.Application) error {
 	case hasServer:
 		u, err := url.Parse(server)
 		if err != nil || u.Scheme != "https" || u.Host == "" {
-			return fmt.Errorf("annotation %s=%q is not an https URL: set it to a URL like %s, or remove it", apps.AnnotationDestinationServer, server, DefaultDestinationServer)
+			return fmt.Errorf("annotation %s=%q is not an https URL: set it to a URL like %s, or remove it", apps.AnnotationDestinationServer, server, defaultDestinationServer)
 		}
 	}
 	return nil
 }
 
-// Validate runs every input rule on a marked Application and joins their errors.
-func Validate(app *argov1alpha1.Application) error {
+// validate runs every input rule on a marked Application and joins their errors.
+func validate(app *argov1alpha1.Application) error {
 	return errors.Join(
-		ValidateClusterAnnotation(app),
-		ValidateAppNamespace(app),
-		ValidateDestinationOverride(app),
+		validateClusterAnnotation(app),
+		validateAppNamespace(app),
+		validateDestinationOverride(app),
 	)
 }

@@ -14,7 +14,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -28,10 +27,10 @@ import (
 const appClusterIndex = "propagation.targetCluster"
 
 // setupWithManager registers the Application index and the watches: Applications carrying
-// the pull label with any value (unmarking must reach Reconcile), their ManifestWorks, and
-// the ManagedClusters they target. Applications are watched as stored (unstructured): the
-// payload is built from them.
-func (r *reconciler) setupWithManager(mgr ctrl.Manager, argo cluster.Cluster) error {
+// the pull label with any value (unmarking must reach Reconcile), their ManifestWorks, the
+// ManagedClusters they target, and what the tenancy checks read. Applications are watched
+// as stored (unstructured): the payload is built from them.
+func (r *reconciler) setupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), newApplicationObject(), appClusterIndex, indexAppByCluster); err != nil {
 		return fmt.Errorf("indexing Applications by target cluster: %w", err)
 	}
@@ -43,20 +42,18 @@ func (r *reconciler) setupWithManager(mgr ctrl.Manager, argo cluster.Cluster) er
 		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(workToApp),
 			builder.WithPredicates(pullmodel.PullLabelPredicate(), workChanged())).
 		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(r.clusterToApps),
-			builder.WithPredicates(r.clusterPredicate())).
+			builder.WithPredicates(predicate.Or(clusterTargetability(), r.tenancy.ClusterChanges()))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: maxConcurrentReconciles})
-	if r.tenancy != nil {
-		var err error
-		if b, err = r.watchTenancy(mgr, argo, b); err != nil {
-			return err
-		}
+	b, err := r.tenancy.Watch(mgr, b, appClusterIndex)
+	if err != nil {
+		return err
 	}
 	return b.Complete(r)
 }
 
 // storedApplicationChanged passes the updates of a hub Application that change what this
-// controller reads. Its cached copy holds exactly that (TrimStoredApplication), so two
-// versions that differ in nothing but their resourceVersion and generation differ in
+// controller reads. Its cached copy holds exactly that (the manager's cache transform), so
+// two versions that differ in nothing but their resourceVersion and generation differ in
 // nothing it reads: the application status controller's mirror of every status change of
 // the spoke is not propagation's business. The generation moves with that mirror too:
 // Argo CD's Application CRD has no status subresource, so the API server counts a status

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/pullmodel"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/requests"
 )
 
 // storedApp is a hub Application as the manager caches it for propagation (trimmed).
@@ -31,11 +32,14 @@ func storedApp(t *testing.T, change func(map[string]any)) *unstructured.Unstruct
 	if change != nil {
 		change(u.Object)
 	}
-	trimmed, err := TrimStoredApplication(u)
-	if err != nil {
-		t.Fatal(err)
+	// The manager's cache transform keeps of the status the conditions propagation
+	// writes and what the request protocol reads.
+	kept := requests.CachedStatus(u.Object)
+	if conditions, ok := status(u.Object)["conditions"]; ok {
+		kept["conditions"] = conditions
 	}
-	return trimmed.(*unstructured.Unstructured)
+	u.Object["status"] = kept
+	return u
 }
 
 func status(obj map[string]any) map[string]any { return obj["status"].(map[string]any) }

@@ -23,7 +23,7 @@ import (
 
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/pullmodel"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/propagation"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/tenancy"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/fleet"
 )
 
@@ -139,7 +139,7 @@ var _ = Describe("Tenancy: a team's mistakes on a shared hub", Ordered, func() {
 		app.SetFinalizers([]string{pullmodel.ResourcesFinalizer})
 		Expect(alice.Create(ctx, app)).To(Succeed())
 
-		expectTeamAppRefused(ctx, propagation.ReasonNamespaceNotPermitted,
+		expectTeamAppRefused(ctx, tenancy.ReasonNamespaceNotPermitted,
 			"namespace '"+teamNS+"' is not permitted", "application.namespaces of ConfigMap "+argoNS+"/"+cmdParamsCM)
 		Consistently(func(g Gomega) {
 			g.Expect(worksIn(ctx, g, allowedCluster, teamNS, teamApp)).To(BeEmpty())
@@ -151,7 +151,7 @@ var _ = Describe("Tenancy: a team's mistakes on a shared hub", Ordered, func() {
 		Expect(hub.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: cmdParamsCM, Namespace: argoNS},
 			Data: map[string]string{"application.namespaces": teamNS}})).To(Succeed())
 
-		expectTeamAppRefused(ctx, propagation.ReasonClusterSetNotBound,
+		expectTeamAppRefused(ctx, tenancy.ReasonClusterSetNotBound,
 			"ManagedCluster "+allowedCluster+" named by annotation", "bound to namespace "+teamNS)
 
 		By("alice trying to bind the global set to her namespace herself")
@@ -177,7 +177,7 @@ var _ = Describe("Tenancy: a team's mistakes on a shared hub", Ordered, func() {
 
 	It("keeps what runs when she retargets to a cluster the project does not allow, and says why", func(ctx SpecContext) {
 		retarget(ctx, alice, deniedCluster)
-		expectTeamAppRefused(ctx, propagation.ReasonProjectDestRefused,
+		expectTeamAppRefused(ctx, tenancy.ReasonProjectDestRefused,
 			"do not match any of the allowed destinations in project '"+teamProject+"'")
 		Consistently(func(g Gomega) {
 			works := worksIn(ctx, g, allowedCluster, teamNS, teamApp)
@@ -236,7 +236,7 @@ var _ = Describe("Tenancy: a team's mistakes on a shared hub", Ordered, func() {
 				HaveKeyWithValue("type", pullmodel.ConditionInvalidSpec),
 				HaveKeyWithValue("message", ContainSubstring(want)),
 			)))
-			expectWarningEvent(ctx, g, refused, propagation.ReasonProjectDestRefused, want)
+			expectWarningEvent(ctx, g, refused, tenancy.ReasonProjectDestRefused, want)
 			g.Expect(worksIn(ctx, g, deniedCluster, argoNS, refused)).To(BeEmpty())
 		}).WithContext(ctx).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(Succeed())
 	})

@@ -24,6 +24,7 @@ import (
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/requests"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/appwrite"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/manager"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/propagation"
@@ -167,7 +168,7 @@ func newChangeFleet(ctx context.Context, b *testing.B, c client.Client) *changeF
 		stored := &unstructured.Unstructured{}
 		stored.SetGroupVersionKind(argov1alpha1.ApplicationSchemaGroupVersionKind)
 		benchMust(b, c.Get(ctx, client.ObjectKeyFromObject(app), stored))
-		mw, err := propagation.BuildManifestWork(stored, propagation.Requests{})
+		mw, err := propagation.BuildManifestWork(stored, requests.Carried{})
 		benchMust(b, err)
 		benchMust(b, c.Create(ctx, mw))
 		spoke := &argov1alpha1.Application{}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/pullmodel"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/requests"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"github.com/google/go-cmp/cmp"
@@ -205,10 +206,10 @@ var _ = Describe("Propagation", func() {
 		// controller's choosing (requests_test.go follows them).
 		payload := payloadOf(w)
 		annotations := payload["metadata"].(map[string]any)["annotations"].(map[string]any)
-		op, err := apps.ParseOperationRequest(annotations[apps.AnnotationOperationRequest].(string))
+		op, err := requests.ParseOperationRequest(annotations[apps.AnnotationOperationRequest].(string))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(op.Operation).To(MatchJSON(`{"sync":{"revision":"HEAD","prune":true},"initiatedBy":{},"retry":{}}`))
-		refresh, err := apps.ParseRefreshRequest(annotations[apps.AnnotationRefreshRequest].(string))
+		refresh, err := requests.ParseRefreshRequest(annotations[apps.AnnotationRefreshRequest].(string))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(refresh.Refresh).To(Equal("hard"))
 		delete(annotations, apps.AnnotationOperationRequest)

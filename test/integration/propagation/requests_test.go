@@ -20,6 +20,7 @@ import (
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/pullmodel"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/requests"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/propagation"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/fleet"
 )
@@ -39,7 +40,7 @@ var _ = Describe("Requests from the hub", func() {
 		w := expectOnlyWork(ctx, app, c, workName(app))
 
 		By("the payload carries a request, not .operation")
-		var first apps.OperationRequest
+		var first requests.OperationRequest
 		Eventually(func(g Gomega) {
 			p := currentPayload(ctx, g, w)
 			g.Expect(p).NotTo(HaveKey("operation"))
@@ -85,7 +86,7 @@ var _ = Describe("Requests from the hub", func() {
 		By("the same operation asked for again is a new request, which the old acknowledgement does not clear")
 		Expect(k8s.Patch(ctx, newStored(app), client.RawPatch(types.MergePatchType,
 			[]byte(`{"operation":{"sync":{"revision":"HEAD"},"initiatedBy":{"username":"admin"}}}`)))).To(Succeed())
-		var second apps.OperationRequest
+		var second requests.OperationRequest
 		Eventually(func(g Gomega) {
 			second = operationRequest(g, currentPayload(ctx, g, w))
 		}).Should(Succeed())
@@ -135,7 +136,7 @@ var _ = Describe("Requests from the hub", func() {
 		setOperationAndSync("Succeeded", "OutOfSync")
 		Expect(k8s.Patch(ctx, newStored(app), client.RawPatch(types.MergePatchType,
 			[]byte(`{"operation":{"sync":{"revision":"HEAD"},"initiatedBy":{"username":"admin"}}}`)))).To(Succeed())
-		var second apps.OperationRequest
+		var second requests.OperationRequest
 		Eventually(func(g Gomega) {
 			second = operationRequest(g, currentPayload(ctx, g, w))
 			g.Expect(second.ID).NotTo(Equal(req.ID))
@@ -179,7 +180,7 @@ var _ = Describe("Requests from the hub", func() {
 
 		var ids []string
 		for round := range 2 {
-			var r apps.RefreshRequest
+			var r requests.RefreshRequest
 			Eventually(func(g Gomega) {
 				p := currentPayload(ctx, g, w)
 				g.Expect(p["metadata"]).NotTo(HaveKeyWithValue("annotations", HaveKey(apps.AnnotationRefresh)))
@@ -326,23 +327,23 @@ func payloadAnnotation(g Gomega, payload map[string]any, key string) string {
 	return v
 }
 
-func operationRequest(g Gomega, payload map[string]any) apps.OperationRequest {
-	r, err := apps.ParseOperationRequest(payloadAnnotation(g, payload, apps.AnnotationOperationRequest))
+func operationRequest(g Gomega, payload map[string]any) requests.OperationRequest {
+	r, err := requests.ParseOperationRequest(payloadAnnotation(g, payload, apps.AnnotationOperationRequest))
 	g.ExpectWithOffset(1, err).NotTo(HaveOccurred())
 	return r
 }
 
 // carriedOperationRequest waits for the payload of w to carry an operation request and
 // returns it.
-func carriedOperationRequest(ctx context.Context, w *workv1.ManifestWork) apps.OperationRequest {
+func carriedOperationRequest(ctx context.Context, w *workv1.ManifestWork) requests.OperationRequest {
 	GinkgoHelper()
-	var r apps.OperationRequest
+	var r requests.OperationRequest
 	Eventually(func(g Gomega) { r = operationRequest(g, currentPayload(ctx, g, w)) }).Should(Succeed())
 	return r
 }
 
-func refreshRequest(g Gomega, payload map[string]any) apps.RefreshRequest {
-	r, err := apps.ParseRefreshRequest(payloadAnnotation(g, payload, apps.AnnotationRefreshRequest))
+func refreshRequest(g Gomega, payload map[string]any) requests.RefreshRequest {
+	r, err := requests.ParseRefreshRequest(payloadAnnotation(g, payload, apps.AnnotationRefreshRequest))
 	g.ExpectWithOffset(1, err).NotTo(HaveOccurred())
 	return r
 }

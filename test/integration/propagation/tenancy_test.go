@@ -18,7 +18,7 @@ import (
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/pullmodel"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/propagation"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/tenancy"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/builders"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
@@ -116,19 +116,19 @@ var _ = Describe("Who may deliver where", Ordered, func() {
 		c := teamCluster(ctx, teamSet)
 		teamProject(ctx, "team-a-ns", nil)
 		app := aliceApp(ctx, "ns-"+c, "team-a-ns", c)
-		expectRefused(ctx, app, propagation.ReasonNamespaceNotPermitted,
+		expectRefused(ctx, app, tenancy.ReasonNamespaceNotPermitted,
 			"namespace 'team-a' is not permitted", "application.namespaces of ConfigMap argocd/argocd-cmd-params-cm")
 
 		By("the admin lets Argo CD accept Applications in team-*")
-		Expect(k8s.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: propagation.CmdParamsConfigMap, Namespace: appNamespace},
-			Data: map[string]string{propagation.KeyApplicationNamespaces: "team-*"}})).To(Succeed())
+		Expect(k8s.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: tenancy.CmdParamsConfigMap, Namespace: appNamespace},
+			Data: map[string]string{tenancy.KeyApplicationNamespaces: "team-*"}})).To(Succeed())
 		expectDeliveredUntouched(ctx, app, c)
 	})
 
 	It("refuses an Application whose AppProject does not exist, and delivers it once the project is created", func(ctx context.Context) {
 		c := teamCluster(ctx, teamSet)
 		app := aliceApp(ctx, "noproj-"+c, "team-a-late", c)
-		expectRefused(ctx, app, propagation.ReasonProjectNotFound, "Application referencing project team-a-late which does not exist")
+		expectRefused(ctx, app, tenancy.ReasonProjectNotFound, "Application referencing project team-a-late which does not exist")
 
 		teamProject(ctx, "team-a-late", nil)
 		expectDeliveredUntouched(ctx, app, c)
@@ -138,7 +138,7 @@ var _ = Describe("Who may deliver where", Ordered, func() {
 		c := teamCluster(ctx, otherSet)
 		teamProject(ctx, "team-a-sets", nil)
 		app := aliceApp(ctx, "set-"+c, "team-a-sets", c)
-		expectRefused(ctx, app, propagation.ReasonClusterSetNotBound,
+		expectRefused(ctx, app, tenancy.ReasonClusterSetNotBound,
 			fmt.Sprintf("ManagedCluster %s named by annotation", c), "bound to namespace team-a (bound: team-a-set)")
 
 		By("the admin binds other-set to team-a")
@@ -153,7 +153,7 @@ var _ = Describe("Who may deliver where", Ordered, func() {
 		c := teamCluster(ctx, otherSet)
 		teamProject(ctx, "team-a-move", nil)
 		app := aliceApp(ctx, "move-"+c, "team-a-move", c)
-		expectRefused(ctx, app, propagation.ReasonClusterSetNotBound, fmt.Sprintf("ManagedCluster %s named by annotation", c))
+		expectRefused(ctx, app, tenancy.ReasonClusterSetNotBound, fmt.Sprintf("ManagedCluster %s named by annotation", c))
 
 		mc := &clusterv1.ManagedCluster{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Name: c}, mc)).To(Succeed())
@@ -170,7 +170,7 @@ var _ = Describe("Who may deliver where", Ordered, func() {
 		})
 		app := aliceApp(ctx, "server-"+c, p.Name, c)
 		By("without a cluster Secret, the server is the pull model's placeholder, which the project does not allow")
-		expectRefused(ctx, app, propagation.ReasonProjectDestRefused, fmt.Sprintf("(server 'https://%s-control-plane'", c))
+		expectRefused(ctx, app, tenancy.ReasonProjectDestRefused, fmt.Sprintf("(server 'https://%s-control-plane'", c))
 
 		By("the cluster Secret a GitOpsCluster registers names the server the project allows")
 		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: apps.ClusterSecretName(c), Namespace: appNamespace,
@@ -187,7 +187,7 @@ var _ = Describe("Who may deliver where", Ordered, func() {
 			s.Destinations = []argov1alpha1.ApplicationDestination{{Name: "elsewhere", Namespace: "*"}}
 		})
 		app := aliceApp(ctx, "dest-"+c, p.Name, c)
-		expectRefused(ctx, app, propagation.ReasonProjectDestRefused,
+		expectRefused(ctx, app, tenancy.ReasonProjectDestRefused,
 			fmt.Sprintf("application destination name '%s' (server 'https://%s-control-plane'", c, c),
 			"do not match any of the allowed destinations in project 'team-a-dest'")
 
@@ -201,7 +201,7 @@ var _ = Describe("Who may deliver where", Ordered, func() {
 		c := teamCluster(ctx, teamSet)
 		p := teamProject(ctx, "team-a-repo", func(s *argov1alpha1.AppProjectSpec) { s.SourceRepos = []string{"https://example.com/*"} })
 		app := aliceApp(ctx, "repo-"+c, p.Name, c)
-		expectRefused(ctx, app, propagation.ReasonProjectRepoRefused,
+		expectRefused(ctx, app, tenancy.ReasonProjectRepoRefused,
 			"application repo "+builders.GuestbookRepoURL+" is not permitted in project 'team-a-repo'")
 
 		editProject(ctx, p, func(s *argov1alpha1.AppProjectSpec) { s.SourceRepos = append(s.SourceRepos, builders.GuestbookRepoURL) })
@@ -212,7 +212,7 @@ var _ = Describe("Who may deliver where", Ordered, func() {
 		c := teamCluster(ctx, teamSet)
 		p := teamProject(ctx, "team-b-only", func(s *argov1alpha1.AppProjectSpec) { s.SourceNamespaces = []string{"team-b"} })
 		app := aliceApp(ctx, "srcns-"+c, p.Name, c)
-		expectRefused(ctx, app, propagation.ReasonProjectNamespaceRefused,
+		expectRefused(ctx, app, tenancy.ReasonProjectNamespaceRefused,
 			"application '"+app.Name+"' in namespace 'team-a' is not allowed to use project team-b-only")
 	})
 
@@ -228,7 +228,7 @@ var _ = Describe("Who may deliver where", Ordered, func() {
 		editProject(ctx, p, func(s *argov1alpha1.AppProjectSpec) { s.SourceRepos = []string{"https://example.com/*"} })
 		expectCondition(ctx, app, pullmodel.ConditionInvalidSpec, "is not permitted in project 'team-a-later'",
 			fmt.Sprintf("The ManifestWork %s/%s delivered before is kept unchanged", c, w.Name))
-		expectEvent(ctx, app, propagation.ReasonProjectRepoRefused, "is not permitted in project 'team-a-later'")
+		expectEvent(ctx, app, tenancy.ReasonProjectRepoRefused, "is not permitted in project 'team-a-later'")
 		expectUntouched(ctx, w)
 	})
 })

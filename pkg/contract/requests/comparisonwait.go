@@ -1,4 +1,4 @@
-package propagation
+package requests
 
 import (
 	"sync"
@@ -18,13 +18,13 @@ import (
 // be asked for again and run a second time. So the hub keeps a delivered operation that
 // completed with Succeeded while the Application still shows OutOfSync, until it shows
 // the comparison after the sync (not OutOfSync) or, for an Application that stays
-// OutOfSync after a successful sync, for comparisonGrace: a request equal to the one held
+// OutOfSync after a successful sync, for ComparisonGrace: a request equal to the one held
 // changes nothing meanwhile.
 
-// comparisonGrace is how long the hub keeps a sync that succeeded while its Application
-// still shows OutOfSync: Argo CD compares right after a sync, and the agent reports it
-// within about a second; the rest is room for a busy cluster.
-const comparisonGrace = 10 * time.Second
+// ComparisonGrace is how long the hub keeps a sync that succeeded while its Application
+// still shows OutOfSync: Argo CD compares right after a sync and the agent reports it soon
+// after; the grace leaves room for a busy cluster.
+const ComparisonGrace = 10 * time.Second
 
 // awaitingComparison tells whether status shows a completed operation that may not have
 // been compared yet: Succeeded, and OutOfSync.

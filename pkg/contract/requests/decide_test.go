@@ -1,4 +1,4 @@
-package propagation
+package requests
 
 import (
 	"encoding/json"
@@ -14,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	workv1 "open-cluster-management.io/api/work/v1"
 )
 
 // Canonical operations as hubRequestsOf reads them.
@@ -23,12 +22,12 @@ var (
 	syncOld  = []byte(`{"sync":{"revision":"v1"}}`)
 )
 
-func opRequest(id string, op []byte) *apps.OperationRequest {
-	return &apps.OperationRequest{ID: id, Operation: json.RawMessage(op)}
+func opRequest(id string, op []byte) *OperationRequest {
+	return &OperationRequest{ID: id, Operation: json.RawMessage(op)}
 }
 
-func refreshRequest(id, refresh string) *apps.RefreshRequest {
-	return &apps.RefreshRequest{ID: id, Refresh: refresh}
+func refreshRequest(id, refresh string) *RefreshRequest {
+	return &RefreshRequest{ID: id, Refresh: refresh}
 }
 
 // mintAs mints "new-<kind>" so a case can tell a minted id from a kept one.
@@ -37,65 +36,65 @@ func mintAs(kind string, _ []byte) string { return "new-" + kind }
 func TestNextRequests(t *testing.T) {
 	tests := map[string]struct {
 		hub       hubRequests
-		carried   Requests
+		carried   Carried
 		delivered pullmodel.Delivered
-		want      Requests
+		want      Carried
 	}{
 		"nothing asked, nothing carried": {},
 		"first seen: a new id": {
 			hub:  hubRequests{operation: syncHEAD, refresh: "normal"},
-			want: Requests{Operation: opRequest("new-operation", syncHEAD), Refresh: refreshRequest("new-refresh", "normal")},
+			want: Carried{Operation: opRequest("new-operation", syncHEAD), Refresh: refreshRequest("new-refresh", "normal")},
 		},
 		"carried, not delivered yet: the id is kept": {
 			hub:     hubRequests{operation: syncHEAD, refresh: "hard"},
-			carried: Requests{Operation: opRequest("op-1", syncHEAD), Refresh: refreshRequest("r-1", "hard")},
-			want:    Requests{Operation: opRequest("op-1", syncHEAD), Refresh: refreshRequest("r-1", "hard")},
+			carried: Carried{Operation: opRequest("op-1", syncHEAD), Refresh: refreshRequest("r-1", "hard")},
+			want:    Carried{Operation: opRequest("op-1", syncHEAD), Refresh: refreshRequest("r-1", "hard")},
 		},
 		"carried with keys in another order: the same operation": {
 			hub:     hubRequests{operation: []byte(`{"initiatedBy":{"username":"admin"},"sync":{"prune":true,"revision":"HEAD"}}`)},
-			carried: Requests{Operation: opRequest("op-1", []byte(`{"sync":{"revision":"HEAD","prune":true},"initiatedBy":{"username":"admin"}}`))},
-			want:    Requests{Operation: opRequest("op-1", []byte(`{"sync":{"revision":"HEAD","prune":true},"initiatedBy":{"username":"admin"}}`))},
+			carried: Carried{Operation: opRequest("op-1", []byte(`{"sync":{"revision":"HEAD","prune":true},"initiatedBy":{"username":"admin"}}`))},
+			want:    Carried{Operation: opRequest("op-1", []byte(`{"sync":{"revision":"HEAD","prune":true},"initiatedBy":{"username":"admin"}}`))},
 		},
 		"carried, delivered to another id: kept": {
 			hub:       hubRequests{operation: syncHEAD},
-			carried:   Requests{Operation: opRequest("op-2", syncHEAD)},
+			carried:   Carried{Operation: opRequest("op-2", syncHEAD)},
 			delivered: pullmodel.Delivered{Operation: "op-1"},
-			want:      Requests{Operation: opRequest("op-2", syncHEAD)},
+			want:      Carried{Operation: opRequest("op-2", syncHEAD)},
 		},
 		"a different operation: a new id": {
 			hub:     hubRequests{operation: syncHEAD},
-			carried: Requests{Operation: opRequest("op-1", syncOld)},
-			want:    Requests{Operation: opRequest("new-operation", syncHEAD)},
+			carried: Carried{Operation: opRequest("op-1", syncOld)},
+			want:    Carried{Operation: opRequest("new-operation", syncHEAD)},
 		},
 		"a different refresh: a new id": {
 			hub:     hubRequests{refresh: "hard"},
-			carried: Requests{Refresh: refreshRequest("r-1", "normal")},
-			want:    Requests{Refresh: refreshRequest("new-refresh", "hard")},
+			carried: Carried{Refresh: refreshRequest("r-1", "normal")},
+			want:    Carried{Refresh: refreshRequest("new-refresh", "hard")},
 		},
 		"the same operation after the last was delivered (and cleared): a new id": {
 			hub:       hubRequests{operation: syncHEAD},
-			carried:   Requests{Operation: opRequest("op-1", syncHEAD)},
+			carried:   Carried{Operation: opRequest("op-1", syncHEAD)},
 			delivered: pullmodel.Delivered{Operation: "op-1"},
-			want:      Requests{Operation: opRequest("new-operation", syncHEAD)},
+			want:      Carried{Operation: opRequest("new-operation", syncHEAD)},
 		},
 		"the same refresh after the last was delivered: a new id": {
 			hub:       hubRequests{refresh: "normal"},
-			carried:   Requests{Refresh: refreshRequest("r-1", "normal")},
+			carried:   Carried{Refresh: refreshRequest("r-1", "normal")},
 			delivered: pullmodel.Delivered{Refresh: "r-1"},
-			want:      Requests{Refresh: refreshRequest("new-refresh", "normal")},
+			want:      Carried{Refresh: refreshRequest("new-refresh", "normal")},
 		},
 		"removed from the hub before delivery: dropped": {
-			carried: Requests{Operation: opRequest("op-1", syncHEAD), Refresh: refreshRequest("r-1", "normal")},
+			carried: Carried{Operation: opRequest("op-1", syncHEAD), Refresh: refreshRequest("r-1", "normal")},
 		},
 		"cleared from the hub after delivery: dropped": {
-			carried:   Requests{Operation: opRequest("op-1", syncHEAD), Refresh: refreshRequest("r-1", "normal")},
+			carried:   Carried{Operation: opRequest("op-1", syncHEAD), Refresh: refreshRequest("r-1", "normal")},
 			delivered: pullmodel.Delivered{Operation: "op-1", Refresh: "r-1"},
 		},
 		"each kind on its own": {
 			hub:       hubRequests{operation: syncHEAD, refresh: "normal"},
-			carried:   Requests{Operation: opRequest("op-1", syncHEAD), Refresh: refreshRequest("r-1", "normal")},
+			carried:   Carried{Operation: opRequest("op-1", syncHEAD), Refresh: refreshRequest("r-1", "normal")},
 			delivered: pullmodel.Delivered{Refresh: "r-1"},
-			want:      Requests{Operation: opRequest("op-1", syncHEAD), Refresh: refreshRequest("new-refresh", "normal")},
+			want:      Carried{Operation: opRequest("op-1", syncHEAD), Refresh: refreshRequest("new-refresh", "normal")},
 		},
 	}
 	for name, tc := range tests {
@@ -129,33 +128,6 @@ func TestHubRequestsOf(t *testing.T) {
 	none, err := hubRequestsOf(stored(t, hubApplication("a").Cluster("c1").Build()))
 	if err != nil || none.operation != nil || none.refresh != "" {
 		t.Errorf("no requests read as %+v, %v", none, err)
-	}
-}
-
-// TestCarriedRequestsReadsWhatBuildPayloadWrites: the ids the next reconcile keeps are
-// the ones the work was built with.
-func TestCarriedRequestsReadsWhatBuildPayloadWrites(t *testing.T) {
-	reqs := Requests{Operation: opRequest("op-1", syncHEAD), Refresh: refreshRequest("r-1", "normal")}
-	w, err := BuildManifestWork(stored(t, hubApplication("a").Cluster("c1").Build()), reqs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(reqs, carriedRequests(w)); diff != "" {
-		t.Errorf("carried (-want +got):\n%s", diff)
-	}
-
-	for name, work := range map[string]*workv1.ManifestWork{
-		"no work":     nil,
-		"no manifest": {},
-		"malformed request": func() *workv1.ManifestWork {
-			w := w.DeepCopy()
-			w.Spec.Workload.Manifests[0].Raw = []byte(`{"metadata":{"annotations":{"` + apps.AnnotationOperationRequest + `":"{\"id\":\"\"}"}}}`)
-			return w
-		}(),
-	} {
-		if got := carriedRequests(work); got != (Requests{}) {
-			t.Errorf("%s: carried %+v, want none", name, got)
-		}
 	}
 }
 
@@ -193,7 +165,7 @@ func TestClearedRequestsOverlay(t *testing.T) {
 		}
 		return stored(t, b.Build())
 	}
-	carrying := Requests{Operation: opRequest("op-1", syncHEAD)}
+	carrying := Carried{Operation: opRequest("op-1", syncHEAD)}
 
 	c := newClearedRequests()
 	if got, ids := c.overlay(key, version("10", true), carrying); got.GetResourceVersion() != "10" || ids != nil {
@@ -230,7 +202,7 @@ func TestClearedRequestsOverlay(t *testing.T) {
 	}
 
 	// The work no longer carries it: the record goes.
-	if _, ids := c.overlay(key, version("16", false), Requests{}); ids != nil {
+	if _, ids := c.overlay(key, version("16", false), Carried{}); ids != nil {
 		t.Errorf("ids %v after the work dropped them", ids)
 	}
 	if got, _ := c.overlay(key, version("10", true), carrying); got.GetResourceVersion() != "10" {
@@ -254,10 +226,10 @@ func TestOperationCompleted(t *testing.T) {
 		}
 		return metav1.NewTime(ts)
 	}
-	req := func(after string) *apps.OperationRequest { return &apps.OperationRequest{ID: "x", After: after} }
+	req := func(after string) *OperationRequest { return &OperationRequest{ID: "x", After: after} }
 	tests := map[string]struct {
 		op   *argov1alpha1.OperationState
-		req  *apps.OperationRequest
+		req  *OperationRequest
 		want bool
 	}{
 		"no operation shown yet": {req: req(""), want: false},

@@ -1,4 +1,4 @@
-package propagation
+package manager
 
 import (
 	"encoding/json"
@@ -50,7 +50,7 @@ func storedForm(t testing.TB, app *argov1alpha1.Application) *unstructured.Unstr
 	if err != nil {
 		t.Fatal(err)
 	}
-	u := newApplicationObject()
+	u := storedApplication()
 	if err := u.UnmarshalJSON(raw); err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestTrimStoredApplicationKeepsWhatPropagationReads(t *testing.T) {
 	app := mirroredApplication("guestbook", 3)
 	u := storedForm(t, app)
 	spec, operation, metadata := u.Object["spec"], u.Object["operation"], u.Object["metadata"]
-	out, err := TrimStoredApplication(u)
+	out, err := trimStoredApplication(u)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,11 +71,7 @@ func TestTrimStoredApplicationKeepsWhatPropagationReads(t *testing.T) {
 			t.Errorf("%s changed (-want +got):\n%s", field, diff)
 		}
 	}
-	in := &storedApplication{}
-	if err := in.set(trimmed); err != nil {
-		t.Fatal(err)
-	}
-	st := in.typed.Status
+	st := typedView(t, trimmed).Status
 	if diff := cmp.Diff(app.Status.Conditions, st.Conditions); diff != "" {
 		t.Errorf("conditions (-want +got):\n%s", diff)
 	}
@@ -93,7 +89,7 @@ func TestTrimStoredApplicationKeepsWhatPropagationReads(t *testing.T) {
 	t.Run("no .operation held: no sync status", func(t *testing.T) {
 		app := mirroredApplication("guestbook", 3)
 		app.Operation = nil
-		out, err := TrimStoredApplication(storedForm(t, app))
+		out, err := trimStoredApplication(storedForm(t, app))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,7 +105,7 @@ func TestTrimStoredApplicationKeepsWhatPropagationReads(t *testing.T) {
 	t.Run("other objects pass unchanged", func(t *testing.T) {
 		for _, obj := range []any{app, &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "argoproj.io/v1alpha1", "kind": "AppProject", "status": map[string]any{"x": "y"}}}} {
-			got, err := TrimStoredApplication(obj)
+			got, err := trimStoredApplication(obj)
 			if err != nil || got != obj {
 				t.Errorf("%T changed or failed: %v", obj, err)
 			}
@@ -122,7 +118,7 @@ func TestTrimStoredApplicationKeepsWhatPropagationReads(t *testing.T) {
 		app := builders.Application("new").Pulled().Build()
 		app.APIVersion, app.Kind = applicationGVK.GroupVersion().String(), applicationGVK.Kind
 		u := storedForm(t, app)
-		if _, err := TrimStoredApplication(u); err != nil {
+		if _, err := trimStoredApplication(u); err != nil {
 			t.Fatal(err)
 		}
 		if _, ok := u.Object["status"]; ok {
@@ -133,7 +129,7 @@ func TestTrimStoredApplicationKeepsWhatPropagationReads(t *testing.T) {
 
 // BenchmarkCachedApplicationBytes prints the heap a cached hub Application takes in each
 // form the manager's caches hold: typed (appstatus, aggregation), stored (propagation's
-// unstructured), and stored after TrimStoredApplication.
+// unstructured), and stored after trimStoredApplication.
 func BenchmarkCachedApplicationBytes(b *testing.B) {
 	const n = 2000
 	app := mirroredApplication("guestbook", 10)
@@ -150,18 +146,18 @@ func BenchmarkCachedApplicationBytes(b *testing.B) {
 			return a
 		},
 		"stored": func() any {
-			u := newApplicationObject()
+			u := storedApplication()
 			if err := u.UnmarshalJSON(raw); err != nil {
 				b.Fatal(err)
 			}
 			return u
 		},
 		"stored-trimmed": func() any {
-			u := newApplicationObject()
+			u := storedApplication()
 			if err := u.UnmarshalJSON(raw); err != nil {
 				b.Fatal(err)
 			}
-			out, _ := TrimStoredApplication(u)
+			out, _ := trimStoredApplication(u)
 			return out
 		},
 	}
@@ -185,4 +181,26 @@ func BenchmarkCachedApplicationBytes(b *testing.B) {
 			b.ReportMetric(float64(len(raw)), "json-bytes/object")
 		})
 	}
+}
+
+// storedApplication is an empty hub Application as stored, to read into.
+func storedApplication() *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(applicationGVK)
+	return u
+}
+
+// typedView decodes u as the propagation controller does: through JSON, as from the API
+// server.
+func typedView(t testing.TB, u *unstructured.Unstructured) *argov1alpha1.Application {
+	t.Helper()
+	raw, err := u.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := &argov1alpha1.Application{}
+	if err := json.Unmarshal(raw, app); err != nil {
+		t.Fatal(err)
+	}
+	return app
 }

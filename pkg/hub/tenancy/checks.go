@@ -1,12 +1,15 @@
-package propagation
-
-// Who may deliver where. A marked Application reaches a cluster's Argo CD, which usually
-// runs as cluster-admin there, so the manager delivers it only when the hub's Argo CD and
-// OCM would both let its author use that cluster: Argo CD accepts Applications in its
-// namespace, its AppProject permits it, and the target cluster is in a ManagedClusterSet
-// bound to its namespace. A refusal is bad input like any other (checkInput): the work
-// delivered before is kept, and an InvalidSpecError condition and a Warning Event say
-// which check failed and how to fix it. The messages start as Argo CD's own do.
+// Package tenancy decides who may deliver where. A marked Application reaches a cluster's
+// Argo CD, which usually runs as cluster-admin there, so the hub delivers it only when the
+// hub's Argo CD and OCM would both let its author use that cluster: Argo CD accepts
+// Applications in its namespace, its AppProject permits it, and the target cluster is in a
+// ManagedClusterSet bound to its namespace. A refusal is bad input like any other: the
+// caller keeps the work delivered before, and an InvalidSpecError condition and a Warning
+// Event say which check failed and how to fix it. The messages start as Argo CD's own do.
+//
+// It is a hub library, not a reconciler: the propagation controller calls Check and
+// registers the watches that bring an Application back when what a check read changes
+// (Checker.Watch).
+package tenancy
 
 import (
 	"context"
@@ -26,6 +29,7 @@ import (
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	sdkclusterv1beta2 "open-cluster-management.io/sdk-go/pkg/apis/cluster/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
 )
 
 // Event reasons of the tenancy checks, one per way a check fails.
@@ -49,9 +53,9 @@ const (
 	DefaultArgoCDNamespace = "argocd"
 )
 
-// TenancyOptions say where the hub's Argo CD runs and which checks are enforced. A
+// Options say where the hub's Argo CD runs and which checks are enforced. A
 // single-tenant hub may relax each check; the default enforces all three.
-type TenancyOptions struct {
+type Options struct {
 	// ArgoCDNamespace is the hub Argo CD's namespace: its AppProjects, its
 	// argocd-cmd-params-cm and the GitOpsClusters' cluster Secrets are there.
 	ArgoCDNamespace string
@@ -67,36 +71,47 @@ type TenancyOptions struct {
 	CheckClusterSetBindings bool
 }
 
-// DefaultTenancyOptions enforce every check with Argo CD in namespace argocd.
-func DefaultTenancyOptions() TenancyOptions {
-	return TenancyOptions{ArgoCDNamespace: DefaultArgoCDNamespace,
+// DefaultOptions enforce every check with Argo CD in namespace argocd.
+func DefaultOptions() Options {
+	return Options{ArgoCDNamespace: DefaultArgoCDNamespace,
 		CheckApplicationNamespaces: true, CheckProjects: true, CheckClusterSetBindings: true}
 }
 
-// Options configure the propagation controller.
-type Options struct {
-	Tenancy TenancyOptions
-}
-
-// DefaultOptions are the propagation controller's defaults.
-func DefaultOptions() Options { return Options{Tenancy: DefaultTenancyOptions()} }
-
-func (o TenancyOptions) any() bool {
+func (o Options) any() bool {
 	return o.CheckApplicationNamespaces || o.CheckProjects || o.CheckClusterSetBindings
 }
 
-// tenancy reads what the checks need: AppProjects, argocd-cmd-params-cm and the cluster
-// Secrets from argo (a cache of Argo CD's namespace only), cluster sets and bindings from
-// hub (the manager's cache).
-type tenancy struct {
-	opts TenancyOptions
-	argo client.Reader
-	hub  client.Reader
+// Refusal is why a check refuses an Application: the Event reason, and a message saying
+// what is wrong and how to fix it.
+type Refusal struct {
+	Reason, Message string
 }
 
-// check applies the enforced checks, in the order a user meets them, to app, marked,
-// valid and targeting cluster (which exists). A nil tenancy enforces none.
-func (t *tenancy) check(ctx context.Context, app *argov1alpha1.Application, cluster *clusterv1.ManagedCluster) (*problem, error) {
+// Condition is the hub condition a refusal sets: a refusal is bad input like any other.
+func (*Refusal) Condition() argov1alpha1.ApplicationConditionType {
+	return pullmodel.ConditionInvalidSpec
+}
+
+func refuse(reason, format string, args ...any) *Refusal {
+	return &Refusal{Reason: reason, Message: fmt.Sprintf(format, args...)}
+}
+
+// Checker reads what the checks need: AppProjects, argocd-cmd-params-cm and the cluster
+// Secrets from argo (a cache of Argo CD's namespace only), cluster sets and bindings from
+// hub (the manager's cache), and the hub Applications as stored from apps (for the
+// watches).
+type Checker struct {
+	opts      Options
+	argo      client.Reader
+	argoCache cluster.Cluster
+	hub       client.Reader
+	apps      client.Reader
+}
+
+// Check applies the enforced checks, in the order a user meets them, to app, marked,
+// valid and targeting cluster (which exists): nil when they all pass. A nil Checker
+// enforces none.
+func (t *Checker) Check(ctx context.Context, app *argov1alpha1.Application, cluster *clusterv1.ManagedCluster) (*Refusal, error) {
 	if t == nil || !t.opts.any() {
 		return nil, nil
 	}
@@ -132,7 +147,7 @@ func (t *tenancy) check(ctx context.Context, app *argov1alpha1.Application, clus
 	return nil, nil
 }
 
-func (t *tenancy) cmdParams(ctx context.Context) (*corev1.ConfigMap, error) {
+func (t *Checker) cmdParams(ctx context.Context) (*corev1.ConfigMap, error) {
 	cm := &corev1.ConfigMap{}
 	err := t.argo.Get(ctx, client.ObjectKey{Namespace: t.opts.ArgoCDNamespace, Name: CmdParamsConfigMap}, cm)
 	switch {
@@ -144,7 +159,7 @@ func (t *tenancy) cmdParams(ctx context.Context) (*corev1.ConfigMap, error) {
 	return cm, nil
 }
 
-func (t *tenancy) project(ctx context.Context, name string) (*argov1alpha1.AppProject, error) {
+func (t *Checker) project(ctx context.Context, name string) (*argov1alpha1.AppProject, error) {
 	proj := &argov1alpha1.AppProject{}
 	err := t.argo.Get(ctx, client.ObjectKey{Namespace: t.opts.ArgoCDNamespace, Name: name}, proj)
 	switch {
@@ -160,7 +175,7 @@ func (t *tenancy) project(ctx context.Context, name string) (*argov1alpha1.AppPr
 // the cluster Secret a GitOpsCluster registers for it (and its project, for projects that
 // permit only their own clusters). Without such a Secret it is what a GitOpsCluster
 // would register: the cluster's name and placeholder server.
-func (t *tenancy) destinationCluster(ctx context.Context, cluster string) (*argov1alpha1.Cluster, error) {
+func (t *Checker) destinationCluster(ctx context.Context, cluster string) (*argov1alpha1.Cluster, error) {
 	dest := &argov1alpha1.Cluster{Name: cluster, Server: apps.PlaceholderServer(cluster)}
 	s := &corev1.Secret{}
 	err := t.argo.Get(ctx, client.ObjectKey{Namespace: t.opts.ArgoCDNamespace, Name: apps.ClusterSecretName(cluster)}, s)
@@ -188,7 +203,7 @@ type boundSet struct {
 
 // boundClusterSets are the ManagedClusterSets bound to namespace: its Bound
 // ManagedClusterSetBindings' sets that exist.
-func (t *tenancy) boundClusterSets(ctx context.Context, namespace string) ([]boundSet, error) {
+func (t *Checker) boundClusterSets(ctx context.Context, namespace string) ([]boundSet, error) {
 	bindings, err := sdkclusterv1beta2.GetBoundManagedClusterSetBindings(namespace, bindingLister{ctx: ctx, r: t.hub})
 	if err != nil {
 		return nil, fmt.Errorf("listing the ManagedClusterSetBindings of namespace %s: %w", namespace, err)
@@ -228,7 +243,7 @@ func (l bindingLister) List(namespace string, selector labels.Selector) ([]*clus
 // acceptedNamespaces are the namespace patterns besides its own where Argo CD accepts
 // Applications: application.namespaces of params (nil when absent), split as Argo CD
 // splits it, and the configured extra ones.
-func acceptedNamespaces(o TenancyOptions, params *corev1.ConfigMap) []string {
+func acceptedNamespaces(o Options, params *corev1.ConfigMap) []string {
 	out := slices.Clone(o.ApplicationNamespaces)
 	if params == nil {
 		return out
@@ -243,11 +258,11 @@ func acceptedNamespaces(o TenancyOptions, params *corev1.ConfigMap) []string {
 
 // checkAppNamespace: Argo CD accepts Applications in app's namespace (params is
 // argocd-cmd-params-cm, nil when absent).
-func checkAppNamespace(o TenancyOptions, app *argov1alpha1.Application, params *corev1.ConfigMap) *problem {
+func checkAppNamespace(o Options, app *argov1alpha1.Application, params *corev1.ConfigMap) *Refusal {
 	if security.IsNamespaceEnabled(app.Namespace, o.ArgoCDNamespace, acceptedNamespaces(o, params)) {
 		return nil
 	}
-	return invalid(ReasonNamespaceNotPermitted,
+	return refuse(ReasonNamespaceNotPermitted,
 		"%s: the hub's Argo CD accepts Applications only in its namespace %s and in those listed in %s of ConfigMap %s/%s: "+
 			"create the Application in one of them, or have the hub's admin add %s there (or to the chart value tenancy.applicationNamespaces)",
 		security.NamespaceNotPermittedError(app.Namespace), o.ArgoCDNamespace, KeyApplicationNamespaces, o.ArgoCDNamespace, CmdParamsConfigMap, app.Namespace)
@@ -255,21 +270,21 @@ func checkAppNamespace(o TenancyOptions, app *argov1alpha1.Application, params *
 
 // checkProject: the AppProject proj (nil when it does not exist) permits app as Argo CD
 // would, its destination being the target cluster dest with app's destination namespace.
-func checkProject(o TenancyOptions, app *argov1alpha1.Application, proj *argov1alpha1.AppProject, dest *argov1alpha1.Cluster) *problem {
+func checkProject(o Options, app *argov1alpha1.Application, proj *argov1alpha1.AppProject, dest *argov1alpha1.Cluster) *Refusal {
 	name := app.Spec.GetProject()
 	if proj == nil {
-		return invalid(ReasonProjectNotFound,
+		return refuse(ReasonProjectNotFound,
 			"Application referencing project %s which does not exist: create AppProject %s/%s, or name an existing project in spec.project",
 			name, o.ArgoCDNamespace, name)
 	}
 	if !proj.IsAppNamespacePermitted(app, o.ArgoCDNamespace) {
-		return invalid(ReasonProjectNamespaceRefused,
+		return refuse(ReasonProjectNamespaceRefused,
 			"%s: add %s to spec.sourceNamespaces of AppProject %s/%s, or use a project that lists it",
 			argov1alpha1.NewErrApplicationNotAllowedToUseProject(app.Name, app.Namespace, name), app.Namespace, o.ArgoCDNamespace, name)
 	}
 	for _, src := range sourcesOf(app) {
 		if !proj.IsSourcePermitted(src) {
-			return invalid(ReasonProjectRepoRefused,
+			return refuse(ReasonProjectRepoRefused,
 				"application repo %s is not permitted in project '%s': add it to spec.sourceRepos of AppProject %s/%s, or use a project that permits it",
 				src.RepoURL, name, o.ArgoCDNamespace, name)
 		}
@@ -282,7 +297,7 @@ func checkProject(o TenancyOptions, app *argov1alpha1.Application, proj *argov1a
 		return nil, nil
 	})
 	if err != nil || !ok {
-		return invalid(ReasonProjectDestRefused,
+		return refuse(ReasonProjectDestRefused,
 			"application destination name '%s' (server '%s', ManagedCluster %s) and namespace '%s' do not match any of the allowed destinations in project '%s': "+
 				"add the cluster and namespace to spec.destinations of AppProject %s/%s, or use a project that permits them",
 			want.Name, want.Server, pullmodel.TargetCluster(app), want.Namespace, name, o.ArgoCDNamespace, name)
@@ -301,7 +316,7 @@ func sourcesOf(app *argov1alpha1.Application) []argov1alpha1.ApplicationSource {
 
 // checkClusterSets: cluster is in one of sets, the ManagedClusterSets bound to app's
 // namespace.
-func checkClusterSets(app *argov1alpha1.Application, cluster *clusterv1.ManagedCluster, sets []boundSet) *problem {
+func checkClusterSets(app *argov1alpha1.Application, cluster *clusterv1.ManagedCluster, sets []boundSet) *Refusal {
 	names := make([]string, 0, len(sets))
 	for _, b := range sets {
 		sel, err := sdkclusterv1beta2.BuildClusterSelector(b.set)
@@ -318,7 +333,7 @@ func checkClusterSets(app *argov1alpha1.Application, cluster *clusterv1.ManagedC
 	if len(names) > 0 {
 		bound = strings.Join(names, ", ")
 	}
-	return invalid(ReasonClusterSetNotBound,
+	return refuse(ReasonClusterSetNotBound,
 		"ManagedCluster %s named by annotation %s is in no ManagedClusterSet bound to namespace %s (bound: %s): "+
 			"have the hub's admin bind a set holding it to %s (`clusteradm clusterset bind <set> --namespace %s`, a ManagedClusterSetBinding), or target a cluster of a bound set",
 		cluster.Name, apps.AnnotationOCMManagedCluster, app.Namespace, bound, app.Namespace, app.Namespace)

@@ -1,4 +1,4 @@
-package propagation
+package tenancy
 
 import (
 	"strings"
@@ -48,7 +48,7 @@ func TestCheckAppNamespace(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			o := DefaultTenancyOptions()
+			o := DefaultOptions()
 			o.ApplicationNamespaces = tt.extra
 			p := checkAppNamespace(o, tenancyApp(tt.ns), tt.params)
 			wantVerdict(t, p, tt.allow, ReasonNamespaceNotPermitted, "namespace '"+tt.ns+"' is not permitted", "application.namespaces")
@@ -112,7 +112,7 @@ func TestCheckProject(t *testing.T) {
 			if d == nil {
 				d = dest
 			}
-			p := checkProject(DefaultTenancyOptions(), tenancyApp(ns), tt.proj, d)
+			p := checkProject(DefaultOptions(), tenancyApp(ns), tt.proj, d)
 			wantVerdict(t, p, tt.wantReason == "", tt.wantReason, tt.wantText, "AppProject argocd/default")
 		})
 	}
@@ -154,22 +154,22 @@ func TestCheckClusterSets(t *testing.T) {
 
 // wantVerdict requires p to allow (nil) when allow is true, else to be an
 // InvalidSpecError of reason whose message holds texts.
-func wantVerdict(t *testing.T, p *problem, allow bool, reason string, texts ...string) {
+func wantVerdict(t *testing.T, p *Refusal, allow bool, reason string, texts ...string) {
 	t.Helper()
 	switch {
 	case allow && p != nil:
-		t.Fatalf("refused: %s", p.message)
+		t.Fatalf("refused: %s", p.Message)
 	case allow:
 		return
 	case p == nil:
 		t.Fatal("allowed, want refused")
 	}
-	if p.condition != pullmodel.ConditionInvalidSpec || p.reason != reason {
-		t.Errorf("got %s/%s, want %s/%s", p.condition, p.reason, pullmodel.ConditionInvalidSpec, reason)
+	if p.Condition() != pullmodel.ConditionInvalidSpec || p.Reason != reason {
+		t.Errorf("got %s/%s, want %s/%s", p.Condition(), p.Reason, pullmodel.ConditionInvalidSpec, reason)
 	}
 	for _, text := range texts {
-		if !strings.Contains(p.message, text) {
-			t.Errorf("message %q does not contain %q", p.message, text)
+		if !strings.Contains(p.Message, text) {
+			t.Errorf("message %q does not contain %q", p.Message, text)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package propagation
+package tenancy
 
 // How changes to what the tenancy checks read reach the Applications they concern, and
 // only those: each event is mapped through an index (Applications by project, by
@@ -13,6 +13,7 @@ import (
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 
+	argoapp "github.com/argoproj/argo-cd/v2/pkg/apis/application"
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"github.com/argoproj/argo-cd/v2/util/security"
 	corev1 "k8s.io/api/core/v1"
@@ -36,17 +37,21 @@ import (
 
 const (
 	// appProjectIndex indexes Applications by the AppProject they use.
-	appProjectIndex = "propagation.project"
+	appProjectIndex = "tenancy.project"
 	// bindingSetIndex indexes ManagedClusterSetBindings by the set they bind.
-	bindingSetIndex = "propagation.clusterSet"
+	bindingSetIndex = "tenancy.clusterSet"
 )
 
-// newTenancy returns the checks o enforces (nil when none) and adds to mgr the cache of
-// Argo CD's namespace they read: its AppProjects, argocd-cmd-params-cm alone among its
+// applicationGVK is the hub Application's kind, read as stored (unstructured) as the
+// propagation controller watches it.
+var applicationGVK = argov1alpha1.SchemeGroupVersion.WithKind(argoapp.ApplicationKind)
+
+// New returns the checks o enforces (nil when none) and adds to mgr the cache of Argo
+// CD's namespace they read: its AppProjects, argocd-cmd-params-cm alone among its
 // ConfigMaps, and the GitOpsClusters' cluster Secrets alone among its Secrets.
-func newTenancy(mgr ctrl.Manager, o TenancyOptions) (*tenancy, cluster.Cluster, error) {
+func New(mgr ctrl.Manager, o Options) (*Checker, error) {
 	if !o.any() {
-		return nil, nil, nil
+		return nil, nil
 	}
 	argo, err := cluster.New(mgr.GetConfig(), func(co *cluster.Options) {
 		co.Scheme = mgr.GetScheme()
@@ -63,24 +68,31 @@ func newTenancy(mgr ctrl.Manager, o TenancyOptions) (*tenancy, cluster.Cluster, 
 		}
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("creating the cache of Argo CD's namespace %s: %w", o.ArgoCDNamespace, err)
+		return nil, fmt.Errorf("creating the cache of Argo CD's namespace %s: %w", o.ArgoCDNamespace, err)
 	}
 	if err := mgr.Add(argo); err != nil {
-		return nil, nil, fmt.Errorf("adding the cache of Argo CD's namespace %s: %w", o.ArgoCDNamespace, err)
+		return nil, fmt.Errorf("adding the cache of Argo CD's namespace %s: %w", o.ArgoCDNamespace, err)
 	}
-	return &tenancy{opts: o, argo: argo.GetClient(), hub: mgr.GetClient()}, argo, nil
+	return &Checker{opts: o, argo: argo.GetClient(), argoCache: argo, hub: mgr.GetClient(), apps: mgr.GetCache()}, nil
 }
 
-// watchTenancy adds to b the indexes and watches of the enforced checks.
-func (r *reconciler) watchTenancy(mgr ctrl.Manager, argo cluster.Cluster, b *builder.Builder) (*builder.Builder, error) {
-	o := r.tenancy.opts
+// Watch adds to b, the builder of a controller of hub Applications as stored, the indexes
+// and watches of the enforced checks: each maps a change of what a check reads to the
+// pulled Applications it concerns. appsByCluster names the caller's index of those
+// Applications by target cluster (pullmodel.TargetCluster). A nil Checker adds none.
+func (t *Checker) Watch(mgr ctrl.Manager, b *builder.Builder, appsByCluster string) (*builder.Builder, error) {
+	if t == nil {
+		return b, nil
+	}
+	o, argo := t.opts, t.argoCache
+	r := mapper{Checker: t, appsByCluster: appsByCluster}
 	ctx := context.Background()
 	if o.CheckApplicationNamespaces {
 		b = b.WatchesRawSource(source.Kind(argo.GetCache(), &corev1.ConfigMap{},
 			handler.TypedEnqueueRequestsFromMapFunc(r.cmdParamsToApps)))
 	}
 	if o.CheckProjects {
-		if err := mgr.GetFieldIndexer().IndexField(ctx, newApplicationObject(), appProjectIndex, indexAppByProject); err != nil {
+		if err := mgr.GetFieldIndexer().IndexField(ctx, storedApplication(), appProjectIndex, indexAppByProject); err != nil {
 			return nil, fmt.Errorf("indexing Applications by AppProject: %w", err)
 		}
 		b = b.WatchesRawSource(source.Kind(argo.GetCache(), &argov1alpha1.AppProject{},
@@ -104,14 +116,27 @@ func (r *reconciler) watchTenancy(mgr ctrl.Manager, argo cluster.Cluster, b *bui
 	return b, nil
 }
 
-// clusterPredicate passes the ManagedCluster events that can change a delivery decision:
-// those of clusterTargetability and, when cluster sets are checked, label changes (a
-// set's membership is by label).
-func (r *reconciler) clusterPredicate() predicate.Predicate {
-	if r.tenancy != nil && r.tenancy.opts.CheckClusterSetBindings {
-		return predicate.Or(clusterTargetability(), predicate.LabelChangedPredicate{})
+// ClusterChanges passes the ManagedCluster events that can change a check's verdict:
+// label changes when cluster sets are checked (a set's membership is by label), none
+// otherwise.
+func (t *Checker) ClusterChanges() predicate.Predicate {
+	if t != nil && t.opts.CheckClusterSetBindings {
+		return predicate.LabelChangedPredicate{}
 	}
-	return clusterTargetability()
+	return predicate.NewPredicateFuncs(func(client.Object) bool { return false })
+}
+
+// storedApplication is an empty hub Application as stored.
+func storedApplication() *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(applicationGVK)
+	return u
+}
+
+// mapper maps the changes the checks read to the Applications they concern.
+type mapper struct {
+	*Checker
+	appsByCluster string
 }
 
 func indexAppByProject(obj client.Object) []string {
@@ -128,11 +153,11 @@ func indexAppByProject(obj client.Object) []string {
 }
 
 // pulledApps are the Applications carrying the pull label that opts select.
-func (r *reconciler) pulledApps(ctx context.Context, what string, opts ...client.ListOption) []reconcile.Request {
+func (r mapper) pulledApps(ctx context.Context, what string, opts ...client.ListOption) []reconcile.Request {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(applicationGVK.GroupVersion().WithKind(applicationGVK.Kind + "List"))
 	opts = append(opts, client.HasLabels{apps.LabelPullToOCMManagedCluster})
-	if err := r.cache.List(ctx, list, opts...); err != nil {
+	if err := r.apps.List(ctx, list, opts...); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Listing the Applications of "+what)
 		return nil
 	}
@@ -143,29 +168,29 @@ func (r *reconciler) pulledApps(ctx context.Context, what string, opts ...client
 	return reqs
 }
 
-func (r *reconciler) projectToApps(ctx context.Context, p *argov1alpha1.AppProject) []reconcile.Request {
+func (r mapper) projectToApps(ctx context.Context, p *argov1alpha1.AppProject) []reconcile.Request {
 	return r.pulledApps(ctx, "AppProject "+p.Name, client.MatchingFields{appProjectIndex: p.Name})
 }
 
 // clusterSecretToApps: a cluster Secret names the cluster (data "name") whose
 // Applications' destination it is. Called with the old and the new Secret of an update.
-func (r *reconciler) clusterSecretToApps(ctx context.Context, s *corev1.Secret) []reconcile.Request {
+func (r mapper) clusterSecretToApps(ctx context.Context, s *corev1.Secret) []reconcile.Request {
 	name := string(s.Data["name"])
 	if name == "" {
 		return nil
 	}
-	return r.pulledApps(ctx, "cluster Secret "+klog.KObj(s).String(), client.MatchingFields{appClusterIndex: name})
+	return r.pulledApps(ctx, "cluster Secret "+klog.KObj(s).String(), client.MatchingFields{r.appsByCluster: name})
 }
 
-func (r *reconciler) bindingToApps(ctx context.Context, obj client.Object) []reconcile.Request {
+func (r mapper) bindingToApps(ctx context.Context, obj client.Object) []reconcile.Request {
 	return r.pulledApps(ctx, "namespace "+obj.GetNamespace(), client.InNamespace(obj.GetNamespace()))
 }
 
 // clusterSetToApps: a set's selector concerns the Applications of the namespaces it is
 // bound to.
-func (r *reconciler) clusterSetToApps(ctx context.Context, obj client.Object) []reconcile.Request {
+func (r mapper) clusterSetToApps(ctx context.Context, obj client.Object) []reconcile.Request {
 	bindings := &clusterv1beta2.ManagedClusterSetBindingList{}
-	if err := r.client.List(ctx, bindings, client.MatchingFields{bindingSetIndex: obj.GetName()}); err != nil {
+	if err := r.hub.List(ctx, bindings, client.MatchingFields{bindingSetIndex: obj.GetName()}); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Listing the bindings of a ManagedClusterSet", "managedClusterSet", obj.GetName())
 		return nil
 	}
@@ -184,11 +209,11 @@ func (r *reconciler) clusterSetToApps(ctx context.Context, obj client.Object) []
 // cmdParamsToApps: the Applications outside Argo CD's namespace whose namespace cm
 // accepts. Called with the old and the new ConfigMap of an update, so a namespace
 // removed from the list is re-checked too.
-func (r *reconciler) cmdParamsToApps(ctx context.Context, cm *corev1.ConfigMap) []reconcile.Request {
+func (r mapper) cmdParamsToApps(ctx context.Context, cm *corev1.ConfigMap) []reconcile.Request {
 	if cm.Name != CmdParamsConfigMap {
 		return nil
 	}
-	patterns := acceptedNamespaces(TenancyOptions{}, cm)
+	patterns := acceptedNamespaces(Options{}, cm)
 	if len(patterns) == 0 {
 		return nil
 	}
@@ -196,8 +221,8 @@ func (r *reconciler) cmdParamsToApps(ctx context.Context, cm *corev1.ConfigMap) 
 	reqs := all[:0]
 	for _, req := range all {
 		// Argo CD's own namespace is always accepted: no change of cm concerns it.
-		if req.Namespace != r.tenancy.opts.ArgoCDNamespace &&
-			security.IsNamespaceEnabled(req.Namespace, r.tenancy.opts.ArgoCDNamespace, patterns) {
+		if req.Namespace != r.opts.ArgoCDNamespace &&
+			security.IsNamespaceEnabled(req.Namespace, r.opts.ArgoCDNamespace, patterns) {
 			reqs = append(reqs, req)
 		}
 	}
