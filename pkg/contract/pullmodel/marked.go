@@ -61,3 +61,12 @@ func PullLabelPredicate() predicate.Predicate {
 		GenericFunc: func(e event.GenericEvent) bool { return hasPullLabel(e.Object) },
 	}
 }
+
+// DeliveredFromHub says whether obj, an Application on a managed cluster, was delivered
+// from the hub: the propagation controller puts the hub Application's namespace and name
+// on every payload (BuildManifestWork). Applications the cluster's owners created there
+// carry neither, and the agent neither reports them nor runs hub requests on them.
+func DeliveredFromHub(obj metav1.Object) bool {
+	a := obj.GetAnnotations()
+	return a[apps.AnnotationHubApplicationNamespace] != "" && a[apps.AnnotationHubApplicationName] != ""
+}

@@ -3,7 +3,10 @@ package pullmodel
 import (
 	"testing"
 
+	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/builders"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -79,6 +82,25 @@ func TestPullLabelPredicateSeesUnmarking(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if tc.got != tc.want {
 				t.Errorf("got %v, want %v", tc.got, tc.want)
+			}
+		})
+	}
+}
+
+func TestDeliveredFromHub(t *testing.T) {
+	tests := map[string]struct {
+		app  *argov1alpha1.Application
+		want bool
+	}{
+		"both hub annotations":       {app: builders.Application("a").PulledFrom("hub", "a").Build(), want: true},
+		"created on the cluster":     {app: builders.Application("a").Build()},
+		"hub name missing":           {app: builders.Application("a").Annotation(apps.AnnotationHubApplicationNamespace, "hub").Build()},
+		"hub namespace empty string": {app: builders.Application("a").PulledFrom("", "a").Build()},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := DeliveredFromHub(tt.app); got != tt.want {
+				t.Errorf("DeliveredFromHub() = %v, want %v", got, tt.want)
 			}
 		})
 	}

@@ -20,7 +20,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/pullmodel"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/requests"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/spoke/internal/retry"
 )
 
 // requestApplier runs the hub's requests on the pulled Applications, the spoke's side of
@@ -44,7 +46,7 @@ func newRequestApplier(apps client.Reader, writer client.Writer) *requestApplier
 func (r *requestApplier) start(mgr manager.Manager) error {
 	c, err := controller.NewTypedUnmanaged[reconcile.Request]("hub-requests", controller.TypedOptions[reconcile.Request]{
 		Reconciler:         r,
-		RateLimiter:        workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](retryBaseDelay, retryMaxDelay),
+		RateLimiter:        workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](retry.BaseDelay, retry.MaxDelay),
 		SkipNameValidation: ptr.To(true),
 		Logger:             mgr.GetLogger().WithName("hub-requests"),
 	})
@@ -77,7 +79,7 @@ func (r *requestApplier) Reconcile(ctx context.Context, req reconcile.Request) (
 		}
 		return ctrl.Result{}, fmt.Errorf("reading Application %s: %w", req, err)
 	}
-	if !pulledFromHub(app) {
+	if !pullmodel.DeliveredFromHub(app) {
 		return ctrl.Result{}, nil
 	}
 	patch, delivered := requests.SpokePatch(app)

@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/pullmodel"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/report"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/spoke/internal/retry"
 )
@@ -227,7 +228,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request, name 
 		}
 		app = nil
 	}
-	if app == nil || !PulledFromHub(app) {
+	if app == nil || !pullmodel.DeliveredFromHub(app) {
 		r.healthSources.Observe(req.NamespacedName, nil)
 		if r.trees != nil {
 			r.trees.Forget(req.NamespacedName)

@@ -10,14 +10,6 @@ import (
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/report"
 )
 
-// PulledFromHub says whether app was delivered from the hub: the propagation controller
-// puts the hub Application's namespace and name on every payload. Applications created
-// on the managed cluster itself get no report.
-func PulledFromHub(app *argov1alpha1.Application) bool {
-	a := app.GetAnnotations()
-	return a[apps.AnnotationHubApplicationNamespace] != "" && a[apps.AnnotationHubApplicationName] != ""
-}
-
 // desiredReport is the report of app as the agent wants it on the hub, owned by the
 // agent's ManagedClusterAddOn, with tree, Argo CD's resource tree of app, when read.
 // ObservedAt is left for the write to set.

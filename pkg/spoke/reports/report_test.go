@@ -15,25 +15,6 @@ import (
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/builders"
 )
 
-func TestPulledFromHub(t *testing.T) {
-	tests := map[string]struct {
-		app  *argov1alpha1.Application
-		want bool
-	}{
-		"both hub annotations":       {app: builders.Application("a").PulledFrom("hub", "a").Build(), want: true},
-		"created on the cluster":     {app: builders.Application("a").Build()},
-		"hub name missing":           {app: builders.Application("a").Annotation(apps.AnnotationHubApplicationNamespace, "hub").Build()},
-		"hub namespace empty string": {app: builders.Application("a").PulledFrom("", "a").Build()},
-	}
-	for name, tt := range tests {
-		t.Run(name, func(t *testing.T) {
-			if got := PulledFromHub(tt.app); got != tt.want {
-				t.Errorf("PulledFromHub() = %v, want %v", got, tt.want)
-			}
-		})
-	}
-}
-
 func TestDesiredReport(t *testing.T) {
 	longName := strings.Repeat("n", 200)
 	tests := map[string]struct {
