@@ -15,6 +15,13 @@ import (
 // run it again; and a request asked for again, equal to one cleared, next to a
 // ManifestWork that still carries the acknowledged one, would look like the old one and
 // be cleared without running.
+//
+// It is protocol state, not the hub controllers' own-write tracker (pkg/internal/ownwrites),
+// though both remember a write the cache has not seen: the tracker forgets as soon as the
+// cache shows a version outside its chain of consecutive writes, which is safe for a
+// status mirror that recomputes everything, while here forgetting early runs a request
+// twice or never. So this record keeps every version a clear was written over and the ids
+// it removed, until the ManifestWork no longer carries them.
 type clearedRequests struct {
 	mu    sync.Mutex
 	byApp map[types.NamespacedName]clearRecord
