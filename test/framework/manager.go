@@ -57,7 +57,7 @@ func RunManager(cfg *rest.Config, scheme *runtime.Scheme, setup func(ctrl.Manage
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
-		Cache:                  manager.CacheOptions(),
+		Cache:                  manager.CacheOptionsFor(nil),
 		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
 	}
 	for _, o := range opts {

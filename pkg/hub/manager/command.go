@@ -206,14 +206,11 @@ func (o *Options) Setup(mgr ctrl.Manager) error {
 	return nil
 }
 
-// CacheOptions is what the manager's cache holds when any namespace may be an Argo CD
-// namespace. Tests that run hub controllers use it to cache like the binary.
-func CacheOptions() cache.Options { return CacheOptionsFor(nil) }
-
 // CacheOptionsFor is what the manager's cache holds when argoNamespaces are the Argo CD
-// namespaces (--gitopscluster-argocd-namespaces): Secrets and ConfigMaps only there, the only namespaces
-// where the chart lets the manager read them, so a controller reading either kind never
-// needs, nor tries, a cluster-wide list. Empty: everywhere.
+// namespaces (--gitopscluster-argocd-namespaces): Secrets and ConfigMaps only there, the
+// only namespaces where the chart lets the manager read them, so a controller reading
+// either kind never needs, nor tries, a cluster-wide list. Empty: everywhere, as in the
+// tests that run hub controllers.
 func CacheOptionsFor(argoNamespaces []string) cache.Options {
 	var inArgoNamespaces map[string]cache.Config
 	if len(argoNamespaces) > 0 {

@@ -24,7 +24,7 @@ import (
 // or propagation would delete it as a stale work of its Application.
 func TestManifestWorkCacheHoldsOnlyPulledWorks(t *testing.T) {
 	var selector labels.Selector
-	for obj, by := range CacheOptions().ByObject {
+	for obj, by := range CacheOptionsFor(nil).ByObject {
 		if _, ok := obj.(*workv1.ManifestWork); ok {
 			selector = by.Label
 		}
@@ -124,7 +124,7 @@ func TestDeprecatedArgoCDNamespacesFlag(t *testing.T) {
 // fields everywhere and the status propagation does not read only from the hub
 // Applications it caches as stored; the typed ones, which appstatus mirrors into, keep it.
 func TestCacheTrimsOnlyTheStoredApplications(t *testing.T) {
-	transform := CacheOptions().DefaultTransform
+	transform := CacheOptionsFor(nil).DefaultTransform
 	typed := &argov1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "guestbook", Namespace: "argocd",
 		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "argocd-pull-addon"}}},
 		Status: argov1alpha1.ApplicationStatus{Resources: []argov1alpha1.ResourceStatus{{Kind: "Deployment", Name: "guestbook-ui"}}}}

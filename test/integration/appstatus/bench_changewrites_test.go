@@ -187,7 +187,7 @@ func newChangeFleet(ctx context.Context, b *testing.B, c client.Client) *changeF
 // watchAsTheManager opens the watches the manager's cache keeps on the written kinds,
 // with its cache options, on a connection of their own, until ctx is done.
 func watchAsTheManager(ctx context.Context, server *framework.APIServer) error {
-	opts, err := manager.WithOwnWatchConnection(manager.CacheOptions(), server.Config)
+	opts, err := manager.WithOwnWatchConnection(manager.CacheOptionsFor(nil), server.Config)
 	if err != nil {
 		return err
 	}
