@@ -46,7 +46,7 @@ func SetupHubControllers(mgr ctrl.Manager, only ...string) error {
 }
 
 // RunManager starts a controller-runtime manager on cfg, cached like the binary's
-// (manager.CacheOptions) and without metrics or probe listeners, with the controllers
+// (manager.CacheOptionsFor) and without metrics or probe listeners, with the controllers
 // setup registers, and waits until its cache has synced. stop cancels it and returns
 // what Start returned.
 //
