@@ -5,48 +5,13 @@
 package main
 
 import (
-	goflag "flag"
-	"fmt"
 	"os"
 
-	"github.com/spf13/cobra"
-	"k8s.io/klog/v2"
-	ctrl "sigs.k8s.io/controller-runtime"
-
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/cmp"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/finalizers"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/manager"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/spoke/agent"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/version"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/cli"
 )
 
 func main() {
-	if err := newRootCommand().Execute(); err != nil {
+	if err := cli.NewRootCommand().Execute(); err != nil {
 		os.Exit(1)
 	}
-}
-
-func newRootCommand() *cobra.Command {
-	root := &cobra.Command{
-		Use:   "argocd-pull-addon",
-		Short: "Argo CD pull model for Open Cluster Management, as an OCM addon",
-		// Errors are already logged by the subcommand; usage is noise after a runtime failure.
-		SilenceUsage: true,
-		PersistentPreRun: func(*cobra.Command, []string) {
-			ctrl.SetLogger(klog.NewKlogr())
-		},
-	}
-	klogFlags := goflag.NewFlagSet("klog", goflag.ExitOnError)
-	klog.InitFlags(klogFlags)
-	root.PersistentFlags().AddGoFlagSet(klogFlags)
-
-	root.AddCommand(manager.NewCommand(), agent.NewCommand(), cmp.NewCommand(), finalizers.NewCommand(), &cobra.Command{
-		Use:   "version",
-		Short: "Print the version",
-		Args:  cobra.NoArgs,
-		Run: func(cmd *cobra.Command, _ []string) {
-			fmt.Fprintln(cmd.OutOrStdout(), version.String())
-		},
-	})
-	return root
 }

@@ -8,10 +8,12 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/cli"
 )
 
 func TestEveryFlagIsExplained(t *testing.T) {
-	root := newRootCommand()
+	root := cli.NewRootCommand()
 	for _, name := range []string{"manager", "agent", "cmp", "release-finalizers", "version"} {
 		cmd, _, err := root.Find([]string{name})
 		if err != nil || cmd.Name() != name {
@@ -29,7 +31,7 @@ func TestEveryFlagIsExplained(t *testing.T) {
 }
 
 func TestEndpointsDefaultToLoopback(t *testing.T) {
-	root := newRootCommand()
+	root := cli.NewRootCommand()
 	for _, name := range []string{"manager", "agent"} {
 		cmd, _, _ := root.Find([]string{name})
 		for _, flag := range []string{"metrics-bind-address", "health-probe-bind-address"} {
@@ -46,7 +48,7 @@ func TestEndpointsDefaultToLoopback(t *testing.T) {
 }
 
 func TestManagerAndAgentDefaultsDoNotCollide(t *testing.T) {
-	root := newRootCommand()
+	root := cli.NewRootCommand()
 	seen := map[string]string{}
 	for _, name := range []string{"manager", "agent"} {
 		cmd, _, _ := root.Find([]string{name})
@@ -61,7 +63,7 @@ func TestManagerAndAgentDefaultsDoNotCollide(t *testing.T) {
 }
 
 func TestVersionPrintsTheBinaryName(t *testing.T) {
-	root := newRootCommand()
+	root := cli.NewRootCommand()
 	var out bytes.Buffer
 	root.SetOut(&out)
 	root.SetArgs([]string{"version"})
@@ -75,7 +77,7 @@ func TestVersionPrintsTheBinaryName(t *testing.T) {
 
 func TestSubcommandsRefuseArguments(t *testing.T) {
 	for _, name := range []string{"manager", "agent", "version"} {
-		root := newRootCommand()
+		root := cli.NewRootCommand()
 		root.SetOut(&bytes.Buffer{})
 		root.SetErr(&bytes.Buffer{})
 		root.SetArgs([]string{name, "unexpected"})
