@@ -26,9 +26,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// Buckets are the histogram buckets of both latencies, in seconds: 10 ms to about
-// 5.5 minutes, doubling (docs/benchmarks.md measured fan-ins of seconds to minutes at a
-// thousand clusters).
+// Buckets are the histogram buckets of both latencies, in seconds, doubling from 10 ms:
+// wide enough for the fleet-wide fan-ins docs/benchmarks.md measures ("The scale
+// benchmark").
 var Buckets = prometheus.ExponentialBuckets(0.01, 2, 16)
 
 // Arrivals records, per reconcile key, when changes arrived that no write has carried
