@@ -104,15 +104,20 @@ func TestEveryObjectCarriesHelmsStandardLabels(t *testing.T) {
 
 func TestGoMemLimitIsNinetyPercentOfTheMemoryLimit(t *testing.T) {
 	for limit, want := range map[string]string{
-		"1Gi":       "921MiB",  // the default: 0.9 × 1024 MiB
+		"":          "1382MiB", // the default limit, 1536Mi: 0.9 × 1536 MiB
+		"1Gi":       "921MiB",
 		"512Mi":     "460MiB",  // 460.8
 		"1500M":     "1287MiB", // 1.35e9 bytes
 		"2G":        "1716MiB",
 		"1.5Gi":     "1382MiB",
 		"100000000": "85MiB",
 	} {
-		t.Run(limit, func(t *testing.T) {
-			objs, _ := render(t, map[string]any{"manager": map[string]any{"resources": map[string]any{"limits": map[string]any{"memory": limit}}}})
+		t.Run("limit "+limit, func(t *testing.T) {
+			var values map[string]any
+			if limit != "" {
+				values = map[string]any{"manager": map[string]any{"resources": map[string]any{"limits": map[string]any{"memory": limit}}}}
+			}
+			objs, _ := render(t, values)
 			env, _, _ := unstructured.NestedSlice(find(t, objs, "Deployment", "-manager").Object, "spec", "template", "spec", "containers")
 			got := ""
 			for _, e := range env[0].(map[string]any)["env"].([]any) {
