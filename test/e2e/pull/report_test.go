@@ -137,9 +137,16 @@ var _ = Describe("The report command", Ordered, func() {
 		lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 		Expect(lines).To(HaveLen(len(clusters)+2), out)
 		Expect(strings.Fields(lines[0])).To(Equal([]string{"CLUSTER", "APP", "SYNC", "HEALTH", "AGENT", "ERRORS"}))
+		r := &appsv1alpha1.MulticlusterApplicationSetReport{}
+		Expect(hub.Get(ctx, client.ObjectKey{Namespace: argoNS, Name: reportAppSet}, r)).To(Succeed())
 		for i, c := range clusters {
-			Expect(strings.Fields(lines[1+i])).To(Equal([]string{c, c + "-" + reportAppSet, "Synced", "Progressing", "available", "-"}), out)
+			e := r.Statuses.ClusterConditions[i] // the hub sorts them by cluster
+			Expect(e.Cluster).To(Equal(c))
+			Expect(e.App).To(HavePrefix(argoNS + "/" + c + "-" + reportAppSet + "/"))
+			Expect(strings.Fields(lines[1+i])).To(Equal([]string{c, c + "-" + reportAppSet, e.SyncStatus, e.HealthStatus, "available", "-"}), out)
 		}
+		s := r.Statuses.Summary
+		Expect(s).To(Equal(appsv1alpha1.ReportSummary{Clusters: "2", Synced: "2", NotSynced: "0", Healthy: "0", NotHealthy: "2", InProgress: "2", AgentsUnavailable: "0"}))
 		Expect(lines[len(lines)-1]).To(Equal("2 clusters: 2 synced, 0 healthy, 2 in progress (0 not synced, 2 not healthy, 0 agents unavailable)"))
 	})
 
