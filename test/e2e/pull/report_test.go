@@ -145,8 +145,7 @@ var _ = Describe("The report command", Ordered, func() {
 			Expect(e.App).To(HavePrefix(argoNS + "/" + c + "-" + reportAppSet + "/"))
 			Expect(strings.Fields(lines[1+i])).To(Equal([]string{c, c + "-" + reportAppSet, e.SyncStatus, e.HealthStatus, "available", "-"}), out)
 		}
-		s := r.Statuses.Summary
-		Expect(s).To(Equal(appsv1alpha1.ReportSummary{Clusters: "2", Synced: "2", NotSynced: "0", Healthy: "0", NotHealthy: "2", InProgress: "2", AgentsUnavailable: "0"}))
+		Expect(r.Statuses.Summary).To(Equal(appsv1alpha1.ReportSummary{Clusters: "2", Synced: "2", NotSynced: "0", Healthy: "0", NotHealthy: "2", InProgress: "2", AgentsUnavailable: "0"}))
 		Expect(lines[len(lines)-1]).To(Equal("2 clusters: 2 synced, 0 healthy, 2 in progress (0 not synced, 2 not healthy, 0 agents unavailable)"))
 	})
 
