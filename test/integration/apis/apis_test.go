@@ -139,7 +139,7 @@ var _ = Describe("our APIs round-trip unchanged", func() {
 		Expect(got.Labels).To(HaveKeyWithValue(appsv1alpha1.LabelHostingApplicationSet, "argocd.guestbook-app"))
 	})
 
-	It("writes a MulticlusterApplicationSetReport's summary with the established JSON names", func(ctx context.Context) {
+	It("writes a MulticlusterApplicationSetReport's summary with the established JSON names, and agentsUnavailable", func(ctx context.Context) {
 		roundTrip(ctx, newAppSetReport("json-names"))
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(appsv1alpha1.GroupVersion.WithKind("MulticlusterApplicationSetReport"))
@@ -148,7 +148,8 @@ var _ = Describe("our APIs round-trip unchanged", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(found).To(BeTrue())
 		Expect(summary).To(Equal(map[string]string{
-			"clusters": "2", "healthy": "1", "notHealthy": "1", "inProgress": "1", "synced": "2", "notSynced": "0"}))
+			"clusters": "2", "healthy": "1", "notHealthy": "1", "inProgress": "1", "synced": "2", "notSynced": "0",
+			"agentsUnavailable": "1"}))
 		conds, _, err := unstructured.NestedSlice(u.Object, "statuses", "clusterConditions")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(conds).To(HaveLen(1))
