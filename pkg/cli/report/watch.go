@@ -21,6 +21,12 @@ import (
 // when the API server ends a watch it cannot resume), so the output follows the hub
 // without polling.
 func watchReports(ctx context.Context, c client.WithWatch, q query, v *view, out io.Writer) error {
+	// The informer retries a refused list forever, logging only: fail on one first (no
+	// access to the reports, no such API on the server).
+	probe := metav1.ListOptions{Limit: 1}
+	if err := c.List(ctx, &appsv1alpha1.MulticlusterApplicationSetReportList{}, listOptions(q, probe)); err != nil {
+		return fmt.Errorf("listing MulticlusterApplicationSetReports: %w", err)
+	}
 	// Changes coalesce: a burst of events renders once.
 	changed := make(chan struct{}, 1)
 	notify := func() {
@@ -68,22 +74,24 @@ func watchReports(ctx context.Context, c client.WithWatch, q query, v *view, out
 // listWatch lists and watches q's reports: q's namespace ("" for all), only q's name
 // when set.
 func listWatch(c client.WithWatch, q query) *cache.ListWatch {
-	narrow := func(opts metav1.ListOptions) *client.ListOptions {
-		if q.name != "" {
-			opts.FieldSelector = fields.OneTermEqualSelector("metadata.name", q.name).String()
-		}
-		// The client copies Limit and Continue over Raw's: pass the reflector's paging on.
-		return &client.ListOptions{Namespace: q.namespace, Limit: opts.Limit, Continue: opts.Continue, Raw: &opts}
-	}
 	return &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			list := &appsv1alpha1.MulticlusterApplicationSetReportList{}
-			return list, c.List(ctx, list, narrow(opts))
+			return list, c.List(ctx, list, listOptions(q, opts))
 		},
 		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			return c.Watch(ctx, &appsv1alpha1.MulticlusterApplicationSetReportList{}, narrow(opts))
+			return c.Watch(ctx, &appsv1alpha1.MulticlusterApplicationSetReportList{}, listOptions(q, opts))
 		},
 	}
+}
+
+// listOptions are opts for q's reports.
+func listOptions(q query, opts metav1.ListOptions) *client.ListOptions {
+	if q.name != "" {
+		opts.FieldSelector = fields.OneTermEqualSelector("metadata.name", q.name).String()
+	}
+	// The client copies Limit and Continue over Raw's: pass the reflector's paging on.
+	return &client.ListOptions{Namespace: q.namespace, Limit: opts.Limit, Continue: opts.Continue, Raw: &opts}
 }
 
 // storedReports are the reports in the informer's store.

@@ -20,6 +20,7 @@ import (
 
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/cli"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
 
 // newReport is the report of ApplicationSet namespace/name as the hub writes it: cluster1
@@ -195,6 +196,15 @@ var _ = Describe("argocd-pull-addon report", func() {
 		Expect(err).To(MatchError(And(ContainSubstring("ApplicationSet missing"), ContainSubstring("not found"))))
 		Expect(report(ctx, "-n", "default")).To(Equal("No MulticlusterApplicationSetReports in namespace default.\n"))
 		Expect(runReport(ctx, &syncBuffer{}, "guestbook-app", "-A")).To(MatchError(ContainSubstring("-n")))
+	})
+
+	It("fails, with and without --watch, when the user may not read the reports", func(ctx context.Context) {
+		path := filepath.Join(GinkgoT().TempDir(), "kubeconfig")
+		Expect(framework.WriteImpersonatingKubeconfig(apiServer.Config, path, "someone", "system:authenticated")).To(Succeed())
+		for _, args := range [][]string{{"guestbook-app"}, {"guestbook-app", "--watch"}, {"--watch"}} {
+			err := runReport(ctx, &syncBuffer{}, append(args, "-n", ns, "--kubeconfig", path)...)
+			Expect(err).To(MatchError(ContainSubstring("forbidden")), "%v", args)
+		}
 	})
 
 	It("prints again on each change with --watch, from a watch, and not when nothing it shows changed", func(ctx context.Context) {
