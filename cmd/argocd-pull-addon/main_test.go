@@ -14,7 +14,7 @@ import (
 
 func TestEveryFlagIsExplained(t *testing.T) {
 	root := cli.NewRootCommand()
-	for _, name := range []string{"manager", "agent", "cmp", "release-finalizers", "version"} {
+	for _, name := range []string{"manager", "agent", "cmp", "release-finalizers", "report", "version"} {
 		cmd, _, err := root.Find([]string{name})
 		if err != nil || cmd.Name() != name {
 			t.Fatalf("subcommand %q missing: %v", name, err)

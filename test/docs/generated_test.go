@@ -74,8 +74,10 @@ func renderFlags() []byte {
 	b.WriteString(generatedNotice)
 	b.WriteString("One binary, `argocd-pull-addon`, runs every part: `manager` on the hub, `agent` on each\n" +
 		"managed cluster (the addon manager renders its Deployment), `cmp generate` in the hub\n" +
-		"repo-server's plugin sidecar (docs/cmp.md) and `release-finalizers` as the chart's\n" +
-		"uninstall hook. The chart sets the manager's flags from its values\n" +
+		"repo-server's plugin sidecar (docs/cmp.md), `release-finalizers` as the chart's\n" +
+		"uninstall hook, and `report` prints the reports for people (installed as\n" +
+		"`kubectl-argocd_pull` on PATH it is the kubectl plugin `kubectl argocd-pull`,\n" +
+		"docs/using.md). The chart sets the manager's flags from its values\n" +
 		"([chart-values.md](chart-values.md)); `manager.args` adds others.\n")
 	var walk func(cmd *cobra.Command)
 	walk = func(cmd *cobra.Command) {

@@ -292,13 +292,19 @@ func sortedResources(set map[appsv1alpha1.ResourceRef]struct{}) []appsv1alpha1.R
 // clusters; the other counters count entries, so an ApplicationSet with two Applications
 // on a cluster counts both. Synced and Healthy count exactly those statuses; anything
 // else, Unknown and no status included, counts as notSynced and notHealthy. Progressing
-// counts as inProgress and also as notHealthy.
+// counts as inProgress and also as notHealthy. agentsUnavailable counts clusters, as an
+// agent serves every Application of its cluster: those with an entry whose agent is known
+// not to be available (hub-rendered entries have no agent).
 func summarize(entries []appsv1alpha1.ClusterCondition) appsv1alpha1.ReportSummary {
 	clusters := map[string]struct{}{}
+	agentsUnavailable := map[string]struct{}{}
 	var synced, notSynced, healthy, notHealthy, inProgress int
 	for _, e := range entries {
 		if e.Cluster != "" {
 			clusters[e.Cluster] = struct{}{}
+		}
+		if e.AgentAvailable != nil && !*e.AgentAvailable {
+			agentsUnavailable[e.Cluster] = struct{}{}
 		}
 		if e.SyncStatus == string(appsv1alpha1.SyncStatusSynced) {
 			synced++
@@ -322,5 +328,7 @@ func summarize(entries []appsv1alpha1.ClusterCondition) appsv1alpha1.ReportSumma
 		Healthy:    fmt.Sprint(healthy),
 		NotHealthy: fmt.Sprint(notHealthy),
 		InProgress: fmt.Sprint(inProgress),
+
+		AgentsUnavailable: fmt.Sprint(len(agentsUnavailable)),
 	}
 }

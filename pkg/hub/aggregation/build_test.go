@@ -82,7 +82,7 @@ func TestBuildMergesSources(t *testing.T) {
 					},
 					AgentAvailable: ptr.To(false), LastReportedAt: &t1, Stale: true, Delivery: appsv1alpha1.DeliveryPull,
 				}},
-				Summary: summary(1, 1, 0, 1, 0, 0),
+				Summary: withAgentsUnavailable(summary(1, 1, 0, 1, 0, 0), 1),
 			},
 		},
 		"feedback only (no agent report yet)": {
@@ -162,7 +162,7 @@ func TestBuildMergesSources(t *testing.T) {
 					},
 					AgentAvailable: ptr.To(false), LastReportedAt: &t1, Stale: true, Delivery: appsv1alpha1.DeliveryPull,
 				}},
-				Summary: summary(1, 1, 0, 1, 0, 0),
+				Summary: withAgentsUnavailable(summary(1, 1, 0, 1, 0, 0), 1),
 			},
 		},
 		"multi-source revisions and the tree's not-healthy children from the report; fresh while the agent is available": {
@@ -191,7 +191,7 @@ func TestBuildMergesSources(t *testing.T) {
 						Message: "The argocd-pull agent is not available (the argocd-pull addon is not enabled on the cluster); sync and health come from the ManifestWork, other details may be stale."}},
 					AgentAvailable: ptr.To(false), Delivery: appsv1alpha1.DeliveryPull,
 				}},
-				Summary: summary(1, 1, 0, 1, 0, 0),
+				Summary: withAgentsUnavailable(summary(1, 1, 0, 1, 0, 0), 1),
 			},
 		},
 		"two Applications on one cluster are two entries; resources de-duplicated; a report of another cluster does not match": {
@@ -230,9 +230,16 @@ func TestBuildMergesSources(t *testing.T) {
 	}
 }
 
+// summary is a report's summary with every agent available (withAgentsUnavailable for others).
 func summary(clusters, synced, notSynced, healthy, notHealthy, inProgress int) appsv1alpha1.ReportSummary {
 	return appsv1alpha1.ReportSummary{
 		Clusters: fmt.Sprint(clusters), Synced: fmt.Sprint(synced), NotSynced: fmt.Sprint(notSynced),
 		Healthy: fmt.Sprint(healthy), NotHealthy: fmt.Sprint(notHealthy), InProgress: fmt.Sprint(inProgress),
+		AgentsUnavailable: "0",
 	}
+}
+
+func withAgentsUnavailable(s appsv1alpha1.ReportSummary, n int) appsv1alpha1.ReportSummary {
+	s.AgentsUnavailable = fmt.Sprint(n)
+	return s
 }

@@ -12,6 +12,10 @@ func TestSummarize(t *testing.T) {
 	entry := func(cluster, sync, health string) appsv1alpha1.ClusterCondition {
 		return appsv1alpha1.ClusterCondition{Cluster: cluster, App: cluster + "/" + sync + health, SyncStatus: sync, HealthStatus: health}
 	}
+	agent := func(e appsv1alpha1.ClusterCondition, available bool) appsv1alpha1.ClusterCondition {
+		e.AgentAvailable = &available
+		return e
+	}
 	tests := map[string]struct {
 		entries []appsv1alpha1.ClusterCondition
 		want    appsv1alpha1.ReportSummary
@@ -44,6 +48,15 @@ func TestSummarize(t *testing.T) {
 		"two Applications on one cluster: one cluster, two Applications counted": {
 			entries: []appsv1alpha1.ClusterCondition{entry("c1", "Synced", "Healthy"), entry("c1", "OutOfSync", "Progressing")},
 			want:    summary(1, 1, 1, 1, 1, 1),
+		},
+		"agents unavailable count clusters, not entries; available and unknown agents do not count": {
+			entries: []appsv1alpha1.ClusterCondition{
+				agent(entry("c1", "Synced", "Healthy"), false), agent(entry("c1", "Synced", "Healthy"), false),
+				agent(entry("c2", "Synced", "Healthy"), false),
+				agent(entry("c3", "Synced", "Healthy"), true),
+				entry("c4", "Synced", "Healthy"), // hub-rendered: no agent
+			},
+			want: withAgentsUnavailable(summary(4, 5, 0, 5, 0, 0), 2),
 		},
 	}
 	for name, tc := range tests {

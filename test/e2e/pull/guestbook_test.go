@@ -290,7 +290,7 @@ func expectReport(ctx SpecContext, g Gomega, works map[string]string, head, heal
 		)), c)
 	}
 	n := "2"
-	want := appsv1alpha1.ReportSummary{Clusters: n, Synced: n, NotSynced: "0", Healthy: "0", NotHealthy: n, InProgress: n}
+	want := appsv1alpha1.ReportSummary{Clusters: n, Synced: n, NotSynced: "0", Healthy: "0", NotHealthy: n, InProgress: n, AgentsUnavailable: "0"}
 	if health == "Healthy" {
 		want.Healthy, want.NotHealthy, want.InProgress = n, "0", "0"
 	}

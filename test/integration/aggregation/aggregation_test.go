@@ -56,7 +56,7 @@ var _ = Describe("MulticlusterApplicationSetReport", func() {
 		Eventually(func(g Gomega) {
 			report := getReport(ctx, g, appSet)
 			g.Expect(report.Statuses.Summary).To(Equal(appsv1alpha1.ReportSummary{
-				Clusters: "2", Healthy: "3", NotHealthy: "1", Synced: "3", NotSynced: "1", InProgress: "0",
+				Clusters: "2", Healthy: "3", NotHealthy: "1", Synced: "3", NotSynced: "1", InProgress: "0", AgentsUnavailable: "0",
 			}))
 			g.Expect(report.Statuses.ClusterConditions).To(HaveLen(4))
 			g.Expect(report.Statuses.Resources).To(ConsistOf(
@@ -119,6 +119,7 @@ var _ = Describe("MulticlusterApplicationSetReport", func() {
 			g.Expect(entryOf(g, report, all[2].app).HealthStatus).To(Equal("Degraded"), "health comes from the work feedback")
 			g.Expect(entryOf(g, report, all[3].app).HealthStatus).To(Equal("Healthy"))
 			g.Expect(report.Statuses.Summary.Healthy).To(Equal("2"))
+			g.Expect(report.Statuses.Summary.AgentsUnavailable).To(Equal("1"), "one cluster, two entries")
 			g.Expect(entryOf(g, report, all[1].app).AgentAvailable).To(HaveValue(BeTrue()))
 		}).Should(Succeed())
 		Eventually(func(g Gomega) {
@@ -143,7 +144,7 @@ var _ = Describe("MulticlusterApplicationSetReport", func() {
 			report := getReport(ctx, g, appSet)
 			g.Expect(report.Statuses.ClusterConditions).To(HaveLen(1))
 			g.Expect(report.Statuses.Summary).To(Equal(appsv1alpha1.ReportSummary{
-				Clusters: "1", Healthy: "0", NotHealthy: "1", Synced: "0", NotSynced: "1", InProgress: "0",
+				Clusters: "1", Healthy: "0", NotHealthy: "1", Synced: "0", NotSynced: "1", InProgress: "0", AgentsUnavailable: "0",
 			}))
 		}).Should(Succeed())
 

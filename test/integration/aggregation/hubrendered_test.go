@@ -160,7 +160,7 @@ var _ = Describe("MulticlusterApplicationSetReport with hub-rendered delivery", 
 		Eventually(func(g Gomega) {
 			report := getReport(ctx, g, appSet)
 			g.Expect(report.Statuses.Summary).To(Equal(appsv1alpha1.ReportSummary{
-				Clusters: "2", Healthy: "2", NotHealthy: "0", Synced: "2", NotSynced: "0", InProgress: "0",
+				Clusters: "2", Healthy: "2", NotHealthy: "0", Synced: "2", NotSynced: "0", InProgress: "0", AgentsUnavailable: "0",
 			}))
 			g.Expect(report.Statuses.ClusterConditions).To(HaveLen(2))
 			g.Expect(entryOf(g, report, pulled).Delivery).To(Equal(appsv1alpha1.DeliveryPull))
@@ -219,7 +219,7 @@ var _ = Describe("MulticlusterApplicationSetReport with hub-rendered delivery", 
 			report := getReport(ctx, g, appSet)
 			g.Expect(report.Statuses.ClusterConditions).To(ConsistOf(HaveField("Cluster", pulledCluster)))
 			g.Expect(report.Statuses.Summary).To(Equal(appsv1alpha1.ReportSummary{
-				Clusters: "1", Healthy: "1", NotHealthy: "0", Synced: "1", NotSynced: "0", InProgress: "0",
+				Clusters: "1", Healthy: "1", NotHealthy: "0", Synced: "1", NotSynced: "0", InProgress: "0", AgentsUnavailable: "0",
 			}))
 		}).Should(Succeed())
 

@@ -107,7 +107,7 @@ func newAppSetReport(name string) *appsv1alpha1.MulticlusterApplicationSetReport
 				OperationStateStartedAt: "2026-11-01T10:00:00Z", SyncRevision: "8f3c2b1",
 				Conditions: []appsv1alpha1.Condition{{Type: "SyncError", Message: "boom"}},
 			}},
-			Summary: appsv1alpha1.ReportSummary{Clusters: "2", Healthy: "1", NotHealthy: "1", InProgress: "1", Synced: "2", NotSynced: "0"},
+			Summary: appsv1alpha1.ReportSummary{Clusters: "2", Healthy: "1", NotHealthy: "1", InProgress: "1", Synced: "2", NotSynced: "0", AgentsUnavailable: "1"},
 		},
 	}
 }
@@ -139,7 +139,7 @@ var _ = Describe("our APIs round-trip unchanged", func() {
 		Expect(got.Labels).To(HaveKeyWithValue(appsv1alpha1.LabelHostingApplicationSet, "argocd.guestbook-app"))
 	})
 
-	It("writes a MulticlusterApplicationSetReport's summary with the established JSON names", func(ctx context.Context) {
+	It("writes a MulticlusterApplicationSetReport's summary with the established JSON names, and agentsUnavailable", func(ctx context.Context) {
 		roundTrip(ctx, newAppSetReport("json-names"))
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(appsv1alpha1.GroupVersion.WithKind("MulticlusterApplicationSetReport"))
@@ -148,7 +148,8 @@ var _ = Describe("our APIs round-trip unchanged", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(found).To(BeTrue())
 		Expect(summary).To(Equal(map[string]string{
-			"clusters": "2", "healthy": "1", "notHealthy": "1", "inProgress": "1", "synced": "2", "notSynced": "0"}))
+			"clusters": "2", "healthy": "1", "notHealthy": "1", "inProgress": "1", "synced": "2", "notSynced": "0",
+			"agentsUnavailable": "1"}))
 		conds, _, err := unstructured.NestedSlice(u.Object, "statuses", "clusterConditions")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(conds).To(HaveLen(1))
@@ -337,16 +338,16 @@ var _ = Describe("what kubectl shows", func() {
 		Expect(table.Rows[0].Cells[3:5]).To(Equal([]any{"successful", float64(3)})) // JSON numbers
 	})
 
-	It("prints clusters, healthy, synced and in progress columns from the summary", func(ctx context.Context) {
+	It("prints clusters, healthy, synced, in progress, not synced, not healthy and agents unavailable columns from the summary", func(ctx context.Context) {
 		roundTrip(ctx, newAppSetReport("columns"))
 		table := getTable(ctx, "/apis/apps.open-cluster-management.io/v1alpha1/namespaces/argocd/multiclusterapplicationsetreports/columns")
 		var names []string
 		for _, c := range table.ColumnDefinitions {
 			names = append(names, c.Name)
 		}
-		Expect(names).To(Equal([]string{"Name", "Clusters", "Healthy", "Synced", "In Progress", "Age"}))
+		Expect(names).To(Equal([]string{"Name", "Clusters", "Healthy", "Synced", "In Progress", "Not Synced", "Not Healthy", "Agents Unavailable", "Age"}))
 		Expect(table.Rows).To(HaveLen(1))
-		Expect(table.Rows[0].Cells[:5]).To(Equal([]any{"columns", "2", "1", "2", "1"}))
+		Expect(table.Rows[0].Cells[:8]).To(Equal([]any{"columns", "2", "1", "2", "1", "0", "1", "1"}))
 	})
 })
 

@@ -9,15 +9,18 @@ import (
 // printHowTo prints how to look at the fleet with kubectl, where the logs are and how to
 // stop. viaNSEnter: the kubeconfigs name the API servers inside the fleet's network
 // namespace (the sandbox runs under `unshare --net`), so kubectl has to enter it. keptDir
-// is the sandbox's directory when it outlives the sandbox (--dir or --keep).
-func printHowTo(w io.Writer, access []apiServerAccess, logs []string, viaNSEnter bool, keptDir string) {
-	kubectl := kubectlCommand()
+// is the sandbox's directory when it outlives the sandbox (--dir or --keep). binary is
+// the argocd-pull-addon binary the fleet runs, for its report command.
+func printHowTo(w io.Writer, access []apiServerAccess, binary string, logs []string, viaNSEnter bool, keptDir string) {
+	kubectl, report := kubectlCommand(), underWorkdir(binary)+" report"
 	if viaNSEnter {
-		kubectl = fmt.Sprintf("nsenter --net=/proc/%d/ns/net %s", os.Getpid(), kubectl)
+		enter := fmt.Sprintf("nsenter --net=/proc/%d/ns/net ", os.Getpid())
+		kubectl, report = enter+kubectl, enter+report
 		fmt.Fprintln(w, "The fleet runs in this process's private network namespace: enter it to reach the API servers.")
 	}
 	hub, clusters := access[0], access[1:]
 	fmt.Fprintf(w, "The hub (kubeconfig %s):\n", hub.Kubeconfig)
+	fmt.Fprintf(w, "  %s guestbook-app -n argocd --kubeconfig %s --watch\n", report, hub.Kubeconfig)
 	fmt.Fprintf(w, "  %s --kubeconfig %s get multiclusterapplicationsetreports -n argocd -o yaml\n", kubectl, hub.Kubeconfig)
 	fmt.Fprintf(w, "  %s --kubeconfig %s get applications -n argocd\n", kubectl, hub.Kubeconfig)
 	fmt.Fprintf(w, "  %s --kubeconfig %s get managedclusters,manifestworks -A\n", kubectl, hub.Kubeconfig)

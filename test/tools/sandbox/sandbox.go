@@ -131,7 +131,7 @@ func runSandbox(ctx context.Context, opts options, dir string, hostListeners []n
 			fmt.Println("(Progressing is as good as it gets: no kubelet runs in the sandbox, so Deployments get no pods.)")
 		}
 		fmt.Println()
-		printHowTo(os.Stdout, access, append([]string{filepath.Join(dir, "ocm.log")}, pf.Logs()...), hostListeners == nil, keptDir(opts, dir))
+		printHowTo(os.Stdout, access, pf.Pull.Binary, append([]string{filepath.Join(dir, "ocm.log")}, pf.Logs()...), hostListeners == nil, keptDir(opts, dir))
 	}
 	for {
 		select {
@@ -202,6 +202,12 @@ func kubectlCommand() string {
 	if _, err := os.Stat(path); err != nil {
 		return "kubectl"
 	}
+	return underWorkdir(path)
+}
+
+// underWorkdir is path relative to the working directory when it is under it (bin/...),
+// else path.
+func underWorkdir(path string) string {
 	if wd, err := os.Getwd(); err == nil {
 		if rel, err := filepath.Rel(wd, path); err == nil && !strings.HasPrefix(rel, "..") {
 			return rel

@@ -24,6 +24,9 @@ const LabelHostingApplicationSet = apps.AnnotationHostingApplicationSet
 // +kubebuilder:printcolumn:name="Healthy",type=string,JSONPath=`.statuses.summary.healthy`,description="Clusters whose Application is Healthy"
 // +kubebuilder:printcolumn:name="Synced",type=string,JSONPath=`.statuses.summary.synced`,description="Clusters whose Application is Synced"
 // +kubebuilder:printcolumn:name="In Progress",type=string,JSONPath=`.statuses.summary.inProgress`,description="Clusters whose Application is Progressing"
+// +kubebuilder:printcolumn:name="Not Synced",type=string,JSONPath=`.statuses.summary.notSynced`,description="Applications that are not Synced"
+// +kubebuilder:printcolumn:name="Not Healthy",type=string,JSONPath=`.statuses.summary.notHealthy`,description="Applications that are not Healthy (Progressing included)"
+// +kubebuilder:printcolumn:name="Agents Unavailable",type=string,JSONPath=`.statuses.summary.agentsUnavailable`,description="Clusters whose argocd-pull agent is not available: their details may be stale"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type MulticlusterApplicationSetReport struct {
 	metav1.TypeMeta   `json:",inline"`
@@ -309,7 +312,8 @@ type FailingResource struct {
 }
 
 // ReportSummary counts the clusters an ApplicationSet's Applications were pulled to, and
-// how many are synced, not synced, healthy, not healthy and in progress. The counts are
+// how many are synced, not synced, healthy, not healthy and in progress, and the clusters
+// whose agent is not available. The counts are
 // decimal strings. An Application that is Progressing counts as inProgress and as
 // notHealthy; any status other than Healthy (or Synced), Unknown included, counts as not.
 type ReportSummary struct {
@@ -336,6 +340,13 @@ type ReportSummary struct {
 	// Clusters is the number of clusters the Applications were pulled to.
 	// +optional
 	Clusters string `json:"clusters"`
+
+	// AgentsUnavailable is the number of clusters whose argocd-pull agent is not
+	// available (entries with agentAvailable false: the lease ran out, or the addon is
+	// not enabled there): what their entries say beyond sync and health may be stale.
+	// Unset in reports written before this field existed.
+	// +optional
+	AgentsUnavailable string `json:"agentsUnavailable,omitempty"`
 }
 
 func init() {
