@@ -22,10 +22,11 @@ import (
 const hubProbeInterval = time.Second
 
 // hubReconnect notices the hub answering again after report writes failed because the
-// hub could not be reached (an outage, a cut link), and then retries every such report at
-// once and renews the addon lease, instead of leaving each report to its exponential
-// backoff (up to retry.MaxDelay) and the lease to the lease updater's next minute. The hub
-// shows what changed on the cluster during the outage seconds after it is reachable.
+// hub could not be reached (an outage, a cut link), and then, after its jitter, retries
+// every such report and renews the addon lease, instead of leaving each report to its
+// exponential backoff (up to retry.MaxDelay) and the lease to the lease updater's next
+// minute. The hub shows what changed on the cluster during the outage seconds after it
+// is reachable.
 //
 // It probes only while such a write is outstanding: one read of the agent's own
 // ManagedClusterAddOn every 1 to 1.5 s, nothing while the hub answers. Once the hub
