@@ -22,8 +22,8 @@ import (
 // AddOnDeploymentConfig customizedVariables the agent understands, each passed by the
 // agent chart to the agent flag docs/configuring-agents.md names beside it. Other
 // variables are ignored, so a shared AddOnDeploymentConfig cannot overwrite unrelated
-// chart values. A variable left out keeps the agent flag's default, except the two the
-// manager has defaults for (watchNamespaces, logLevel).
+// chart values. A variable left out keeps the agent flag's default, except those the
+// manager sets by default (watchNamespaces and logLevel from its flags, argocdNamespace).
 const (
 	// VariableWatchNamespaces is a comma-separated list of the namespaces whose
 	// Applications the agent reports, e.g. "argocd,openshift-gitops".
