@@ -402,15 +402,6 @@ func TestManifestsImagePullSecrets(t *testing.T) {
 	}
 }
 
-func TestManifestsInvalidAgentSettings(t *testing.T) {
-	config := testConfig(addonv1alpha1.AddOnDeploymentConfigSpec{CustomizedVariables: []addonv1alpha1.CustomizedVariable{
-		{Name: VariableLogLevel, Value: "verbose"}}})
-	_, err := render(t, testCluster(nil), testAddon("", config), config)
-	if err == nil || !strings.Contains(err.Error(), "logLevel") {
-		t.Fatalf("Manifests error = %v, want one naming logLevel", err)
-	}
-}
-
 func grants(rules []rbacv1.PolicyRule, group, resource, name, verb string) bool {
 	return slices.ContainsFunc(rules, func(r rbacv1.PolicyRule) bool {
 		return slices.Contains(r.APIGroups, group) && slices.Contains(r.Resources, resource) && slices.Contains(r.Verbs, verb) &&

@@ -3,11 +3,14 @@ package addon
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
+	cacheutil "github.com/argoproj/argo-cd/v2/util/cache"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"open-cluster-management.io/addon-framework/pkg/addonfactory"
@@ -16,8 +19,11 @@ import (
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 )
 
-// AddOnDeploymentConfig customizedVariables the agent understands. Other variables are
-// ignored, so a shared AddOnDeploymentConfig cannot overwrite unrelated chart values.
+// AddOnDeploymentConfig customizedVariables the agent understands, each passed by the
+// agent chart to the agent flag docs/configuring-agents.md names beside it. Other
+// variables are ignored, so a shared AddOnDeploymentConfig cannot overwrite unrelated
+// chart values. A variable left out keeps the agent flag's default, except those the
+// manager sets by default (watchNamespaces and logLevel from its flags, argocdNamespace).
 const (
 	// VariableWatchNamespaces is a comma-separated list of the namespaces whose
 	// Applications the agent reports, e.g. "argocd,openshift-gitops".
@@ -25,12 +31,34 @@ const (
 	// VariableLogLevel is the agent's klog verbosity, 0 to 10.
 	VariableLogLevel = "logLevel"
 	// VariableArgoCDNamespace is the namespace of the cluster's Argo CD: its application
-	// controller's, and the home of the argocd-redis Secret the agent reads.
+	// controller's, and the home of the Redis Secret the agent reads.
 	VariableArgoCDNamespace = "argocdNamespace"
 	// VariableRedisAddress is Argo CD's Redis as host:port, when not its Service
 	// argocd-redis.<argocdNamespace>.svc:6379.
 	VariableRedisAddress = "redisAddress"
+	// VariableRedisSecret names the Secret in argocdNamespace holding Argo CD's Redis
+	// password (key auth), when not Argo CD's own argocd-redis.
+	VariableRedisSecret = "redisSecret"
+	// VariableRedisCompression is how Argo CD compresses its Redis cache (its
+	// --redis-compress): gzip or none.
+	VariableRedisCompression = "redisCompression"
+	// VariableKubeAPIQPS and VariableKubeAPIBurst bound the agent's requests to its
+	// managed cluster's API server.
+	VariableKubeAPIQPS   = "kubeAPIQPS"
+	VariableKubeAPIBurst = "kubeAPIBurst"
+	// VariableHubKubeAPIQPS and VariableHubKubeAPIBurst bound the agent's requests to
+	// the hub.
+	VariableHubKubeAPIQPS   = "hubKubeAPIQPS"
+	VariableHubKubeAPIBurst = "hubKubeAPIBurst"
+	// VariableHubReconnectJitter is the most the agent waits, at random, after the hub
+	// answers again before it retries what waited for it: a Go duration such as 30s.
+	VariableHubReconnectJitter = "hubReconnectJitter"
 )
+
+// maxHubReconnectJitter bounds hubReconnectJitter: the agent's own backoff retries a
+// failed write within two minutes anyway, so a longer wait only delays the hub's view,
+// and a value of hours is a typo.
+const maxHubReconnectJitter = 10 * time.Minute
 
 // agentImageKey is where the chart reads the agent image; the framework's image helpers
 // write the mirrored image there.
@@ -55,6 +83,15 @@ type AgentValues struct {
 	ArgoCDNamespace string `json:"argocdNamespace"`
 	// RedisAddress is the agent's --redis-address; empty: Argo CD's Service.
 	RedisAddress string `json:"redisAddress"`
+	// The agent settings below come only from the AddOnDeploymentConfig; unset (the
+	// chart then passes no flag) they keep the agent's defaults.
+	RedisSecret        string  `json:"redisSecret,omitempty"`
+	RedisCompression   string  `json:"redisCompression,omitempty"`
+	KubeAPIQPS         float64 `json:"kubeAPIQPS,omitempty"`
+	KubeAPIBurst       int     `json:"kubeAPIBurst,omitempty"`
+	HubKubeAPIQPS      float64 `json:"hubKubeAPIQPS,omitempty"`
+	HubKubeAPIBurst    int     `json:"hubKubeAPIBurst,omitempty"`
+	HubReconnectJitter string  `json:"hubReconnectJitter,omitempty"`
 	// Tolerations come from AddOnDeploymentConfig nodePlacement (ToAddOnNodePlacementValues).
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
 	Global      GlobalValues        `json:"global"`
@@ -130,56 +167,95 @@ func (o *Options) getValuesFuncs(getter utils.AddOnDeploymentConfigGetter) []add
 	}
 }
 
-// toAgentSettingsValues reads the agent settings from the config's customizedVariables.
-// An invalid value fails the rendering (and is reported on the ManagedClusterAddOn)
-// rather than shipping an agent that cannot start.
+// toAgentSettingsValues reads the agent settings from the config's customizedVariables,
+// each into the chart value of its name. An invalid value fails the rendering (and is
+// reported on the ManagedClusterAddOn) rather than shipping an agent that cannot start.
 func toAgentSettingsValues(config addonv1alpha1.AddOnDeploymentConfig) (addonfactory.Values, error) {
-	settings := struct {
-		WatchNamespaces []string `json:"watchNamespaces,omitempty"`
-		LogLevel        *int     `json:"logLevel,omitempty"`
-		ArgoCDNamespace string   `json:"argocdNamespace,omitempty"`
-		RedisAddress    string   `json:"redisAddress,omitempty"`
-	}{}
+	settings := map[string]any{}
 	var errs []error
 	for _, variable := range config.Spec.CustomizedVariables {
-		switch variable.Name {
-		case VariableWatchNamespaces:
-			namespaces, err := parseWatchNamespaces(strings.Split(variable.Value, ","))
-			if err != nil {
-				errs = append(errs, fmt.Errorf("customizedVariable %s: %w", VariableWatchNamespaces, err))
-				continue
-			}
-			settings.WatchNamespaces = namespaces
-		case VariableLogLevel:
-			level, err := strconv.Atoi(strings.TrimSpace(variable.Value))
-			if err == nil {
-				err = validateLogLevel(level)
-			}
-			if err != nil {
-				errs = append(errs, fmt.Errorf("customizedVariable %s %q: %w", VariableLogLevel, variable.Value, err))
-				continue
-			}
-			settings.LogLevel = &level
-		case VariableArgoCDNamespace:
-			namespace := strings.TrimSpace(variable.Value)
-			if msgs := validation.IsDNS1123Label(namespace); len(msgs) > 0 {
-				errs = append(errs, fmt.Errorf("customizedVariable %s %q is not a namespace name: %s", VariableArgoCDNamespace, variable.Value, strings.Join(msgs, "; ")))
-				continue
-			}
-			settings.ArgoCDNamespace = namespace
-		case VariableRedisAddress:
-			address := strings.TrimSpace(variable.Value)
-			if _, port, err := net.SplitHostPort(address); err != nil || port == "" {
-				errs = append(errs, fmt.Errorf("customizedVariable %s %q is not host:port", VariableRedisAddress, variable.Value))
-				continue
-			}
-			settings.RedisAddress = address
+		parse, ok := agentVariables[variable.Name]
+		if !ok {
+			continue
 		}
+		value, err := parse(strings.TrimSpace(variable.Value))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("customizedVariable %s %q: %w", variable.Name, variable.Value, err))
+			continue
+		}
+		settings[variable.Name] = value
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("AddOnDeploymentConfig %s/%s: %w", config.Namespace, config.Name, err)
 	}
 	return addonfactory.JsonStructToValues(settings)
+}
+
+// agentVariables read and check each variable's value (trimmed) into its chart value.
+var agentVariables = map[string]func(string) (any, error){
+	VariableWatchNamespaces: func(v string) (any, error) { return parseWatchNamespaces(strings.Split(v, ",")) },
+	VariableLogLevel: func(v string) (any, error) {
+		level, err := strconv.Atoi(v)
+		if err != nil {
+			return nil, errors.New("not a whole number")
+		}
+		return level, validateLogLevel(level)
+	},
+	VariableArgoCDNamespace: func(v string) (any, error) {
+		return v, nameError("a namespace name", validation.IsDNS1123Label(v))
+	},
+	VariableRedisAddress: func(v string) (any, error) {
+		if _, port, err := net.SplitHostPort(v); err != nil || port == "" {
+			return nil, errors.New("not host:port")
+		}
+		return v, nil
+	},
+	VariableRedisSecret: func(v string) (any, error) {
+		return v, nameError("a Secret name", validation.IsDNS1123Subdomain(v))
+	},
+	VariableRedisCompression: func(v string) (any, error) {
+		if _, err := cacheutil.CompressionTypeFromString(v); err != nil {
+			return nil, fmt.Errorf("not gzip or none: %w", err)
+		}
+		return v, nil
+	},
+	VariableKubeAPIQPS:         parseQPS,
+	VariableKubeAPIBurst:       parseBurst,
+	VariableHubKubeAPIQPS:      parseQPS,
+	VariableHubKubeAPIBurst:    parseBurst,
+	VariableHubReconnectJitter: parseHubReconnectJitter,
+}
+
+func nameError(what string, msgs []string) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("not %s: %s", what, strings.Join(msgs, "; "))
+}
+
+// parseQPS reads requests per second as the agent's float32 flag takes them.
+func parseQPS(v string) (any, error) {
+	qps, err := strconv.ParseFloat(v, 64)
+	if _, err32 := strconv.ParseFloat(v, 32); err != nil || err32 != nil || !(qps > 0) || math.IsInf(qps, 0) {
+		return nil, errors.New("not a positive number of requests per second")
+	}
+	return qps, nil
+}
+
+func parseBurst(v string) (any, error) {
+	burst, err := strconv.Atoi(v)
+	if err != nil || burst < 1 {
+		return nil, errors.New("not a positive whole number of requests")
+	}
+	return burst, nil
+}
+
+func parseHubReconnectJitter(v string) (any, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 || d > maxHubReconnectJitter {
+		return nil, fmt.Errorf("not a duration from 0s to %s", maxHubReconnectJitter)
+	}
+	return d.String(), nil
 }
 
 // parseWatchNamespaces trims, de-duplicates and validates a list of namespace names.

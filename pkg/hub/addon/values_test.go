@@ -20,58 +20,146 @@ import (
 
 func metaOf(o runtime.Object) (metav1.Object, error) { return meta.Accessor(o) }
 
+// validSettings has a valid value of every agent variable and the chart value it becomes.
+var validSettings = map[string]struct {
+	value string
+	want  any
+}{
+	VariableWatchNamespaces:    {" argocd,gitops ,, argocd", []any{"argocd", "gitops"}},
+	VariableLogLevel:           {" 6 ", float64(6)},
+	VariableArgoCDNamespace:    {" openshift-gitops ", "openshift-gitops"},
+	VariableRedisAddress:       {"redis.openshift-gitops.svc:6380", "redis.openshift-gitops.svc:6380"},
+	VariableRedisSecret:        {"gitops-redis.auth", "gitops-redis.auth"},
+	VariableRedisCompression:   {"none", "none"},
+	VariableKubeAPIQPS:         {"50.5", 50.5},
+	VariableKubeAPIBurst:       {"100", float64(100)},
+	VariableHubKubeAPIQPS:      {"0.5", 0.5},
+	VariableHubKubeAPIBurst:    {" 10", float64(10)},
+	VariableHubReconnectJitter: {"90s", "1m30s"},
+}
+
+// settingsCase is a case of TestToAgentSettingsValues: the variables give want, or an error
+// containing each of wantErr.
+type settingsCase struct {
+	name      string
+	variables []addonv1alpha1.CustomizedVariable
+	want      addonfactory.Values
+	wantErr   []string
+}
+
 func TestToAgentSettingsValues(t *testing.T) {
-	tests := []struct {
-		name      string
-		variables []addonv1alpha1.CustomizedVariable
-		want      addonfactory.Values
-		wantErr   string
-	}{{
+	for name := range agentVariables {
+		if _, ok := validSettings[name]; !ok {
+			t.Errorf("variable %s has no valid value in validSettings: its cases are missing", name)
+		}
+	}
+	tests := []settingsCase{{
 		name: "no variables: nothing overridden",
 		want: addonfactory.Values{},
 	}, {
-		name: "namespaces trimmed and de-duplicated, level parsed, unknown variables ignored",
-		variables: []addonv1alpha1.CustomizedVariable{
-			{Name: VariableWatchNamespaces, Value: " argocd,gitops ,, argocd"},
-			{Name: VariableLogLevel, Value: " 6 "},
-			{Name: "Image", Value: "evil.example.com/agent"},
-		},
-		want: addonfactory.Values{"watchNamespaces": []any{"argocd", "gitops"}, "logLevel": float64(6)},
+		name:      "unknown variables ignored",
+		variables: []addonv1alpha1.CustomizedVariable{{Name: "Image", Value: "evil.example.com/agent"}, {Name: "hubQPS", Value: "9"}},
+		want:      addonfactory.Values{},
 	}, {
-		name:      "invalid namespace",
+		name:      "invalid namespace in the list",
 		variables: []addonv1alpha1.CustomizedVariable{{Name: VariableWatchNamespaces, Value: "argocd,Not_A_Namespace"}},
-		wantErr:   `"Not_A_Namespace" is not a namespace name`,
+		wantErr:   []string{`customizedVariable watchNamespaces "argocd,Not_A_Namespace": "Not_A_Namespace" is not a namespace name`},
 	}, {
 		name:      "empty namespace list",
 		variables: []addonv1alpha1.CustomizedVariable{{Name: VariableWatchNamespaces, Value: " , "}},
-		wantErr:   "no namespace given",
+		wantErr:   []string{"customizedVariable watchNamespaces", "no namespace given"},
 	}, {
-		name: "Argo CD's namespace and Redis address",
-		variables: []addonv1alpha1.CustomizedVariable{
-			{Name: VariableArgoCDNamespace, Value: " openshift-gitops "},
-			{Name: VariableRedisAddress, Value: "redis.openshift-gitops.svc:6380"},
-		},
-		want: addonfactory.Values{"argocdNamespace": "openshift-gitops", "redisAddress": "redis.openshift-gitops.svc:6380"},
-	}, {
-		name:      "Redis address without a port",
-		variables: []addonv1alpha1.CustomizedVariable{{Name: VariableRedisAddress, Value: "argocd-redis"}},
-		wantErr:   `"argocd-redis" is not host:port`,
-	}, {
-		name:      "invalid Argo CD namespace",
-		variables: []addonv1alpha1.CustomizedVariable{{Name: VariableArgoCDNamespace, Value: "Argo_CD"}},
-		wantErr:   `"Argo_CD" is not a namespace name`,
+		name:      "level not a number",
+		variables: []addonv1alpha1.CustomizedVariable{{Name: VariableLogLevel, Value: "verbose"}},
+		wantErr:   []string{`customizedVariable logLevel "verbose": not a whole number`},
 	}, {
 		name:      "level out of range",
 		variables: []addonv1alpha1.CustomizedVariable{{Name: VariableLogLevel, Value: "11"}},
-		wantErr:   "outside 0..10",
+		wantErr:   []string{`customizedVariable logLevel "11"`, "outside 0..10"},
+	}, {
+		name:      "invalid Argo CD namespace",
+		variables: []addonv1alpha1.CustomizedVariable{{Name: VariableArgoCDNamespace, Value: "Argo_CD"}},
+		wantErr:   []string{`customizedVariable argocdNamespace "Argo_CD": not a namespace name`},
+	}, {
+		name:      "Redis address without a port",
+		variables: []addonv1alpha1.CustomizedVariable{{Name: VariableRedisAddress, Value: "argocd-redis"}},
+		wantErr:   []string{`customizedVariable redisAddress "argocd-redis": not host:port`},
+	}, {
+		name:      "Redis Secret not a Secret name",
+		variables: []addonv1alpha1.CustomizedVariable{{Name: VariableRedisSecret, Value: "Redis_Password"}},
+		wantErr:   []string{`customizedVariable redisSecret "Redis_Password": not a Secret name`},
+	}, {
+		name:      "Redis compression Argo CD does not know",
+		variables: []addonv1alpha1.CustomizedVariable{{Name: VariableRedisCompression, Value: "zstd"}},
+		wantErr:   []string{`customizedVariable redisCompression "zstd": not gzip or none`},
+	}, {
+		name: "QPS not positive, not a number, beyond float32",
+		variables: []addonv1alpha1.CustomizedVariable{
+			{Name: VariableKubeAPIQPS, Value: "0"}, {Name: VariableHubKubeAPIQPS, Value: "fast"}, {Name: VariableHubKubeAPIQPS, Value: "1e39"},
+			{Name: VariableKubeAPIQPS, Value: "-5"}, {Name: VariableHubKubeAPIQPS, Value: "NaN"}},
+		wantErr: []string{
+			`customizedVariable kubeAPIQPS "0": not a positive number of requests per second`,
+			`customizedVariable hubKubeAPIQPS "fast": not a positive number`,
+			`customizedVariable hubKubeAPIQPS "1e39": not a positive number`,
+			`customizedVariable kubeAPIQPS "-5": not a positive number`,
+			`customizedVariable hubKubeAPIQPS "NaN": not a positive number`,
+		},
+	}, {
+		name: "burst not a positive whole number",
+		variables: []addonv1alpha1.CustomizedVariable{
+			{Name: VariableKubeAPIBurst, Value: "0"}, {Name: VariableHubKubeAPIBurst, Value: "2.5"}},
+		wantErr: []string{
+			`customizedVariable kubeAPIBurst "0": not a positive whole number of requests`,
+			`customizedVariable hubKubeAPIBurst "2.5": not a positive whole number of requests`,
+		},
+	}, {
+		name: "reconnect jitter not a duration, negative, past ten minutes",
+		variables: []addonv1alpha1.CustomizedVariable{
+			{Name: VariableHubReconnectJitter, Value: "30"}, {Name: VariableHubReconnectJitter, Value: "-1s"},
+			{Name: VariableHubReconnectJitter, Value: "1h"}},
+		wantErr: []string{
+			`customizedVariable hubReconnectJitter "30": not a duration from 0s to 10m0s`,
+			`customizedVariable hubReconnectJitter "-1s": not a duration`,
+			`customizedVariable hubReconnectJitter "1h": not a duration`,
+		},
+	}, {
+		name:      "reconnect jitter 0s: at once, passed on",
+		variables: []addonv1alpha1.CustomizedVariable{{Name: VariableHubReconnectJitter, Value: "0"}},
+		want:      addonfactory.Values{"hubReconnectJitter": "0s"},
 	}}
+	// Every variable valid, alone; and every one absent while all the others are set.
+	all := addonfactory.Values{}
+	for name, valid := range validSettings {
+		tests = append(tests, settingsCase{
+			name:      name + " valid",
+			variables: []addonv1alpha1.CustomizedVariable{{Name: name, Value: valid.value}},
+			want:      addonfactory.Values{name: valid.want},
+		})
+		all[name] = valid.want
+	}
+	for absent := range validSettings {
+		var variables []addonv1alpha1.CustomizedVariable
+		want := addonfactory.Values{}
+		for name, valid := range validSettings {
+			if name != absent {
+				variables = append(variables, addonv1alpha1.CustomizedVariable{Name: name, Value: valid.value})
+				want[name] = all[name]
+			}
+		}
+		tests = append(tests, settingsCase{name: absent + " absent, the others set: not in the values", variables: variables, want: want})
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			config := testConfig(addonv1alpha1.AddOnDeploymentConfigSpec{CustomizedVariables: tt.variables})
 			got, err := toAgentSettingsValues(*config)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !strings.Contains(err.Error(), "AddOnDeploymentConfig "+testConfigNamespace+"/argocd-pull") {
-					t.Fatalf("error = %v, want one naming the config and containing %q", err, tt.wantErr)
+			if len(tt.wantErr) > 0 {
+				if err == nil || !strings.Contains(err.Error(), "AddOnDeploymentConfig "+testConfigNamespace+"/argocd-pull") {
+					t.Fatalf("error = %v, want one naming the config", err)
+				}
+				for _, want := range tt.wantErr {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("error = %v, want it to contain %q", err, want)
+					}
 				}
 				return
 			}

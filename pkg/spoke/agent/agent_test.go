@@ -5,9 +5,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
 )
 
 func TestFlags(t *testing.T) {
@@ -30,7 +32,21 @@ func TestFlags(t *testing.T) {
 					cmp.Equal(watchNamespaces(o.WatchNamespaces), []string{"argocd", "team-b"}) && o.Endpoints.ProbeAddr == ":8091"
 			},
 		},
+		"the hub client's budget and the reconnect jitter, apart from the managed cluster's": {
+			args: []string{"--hub-kubeconfig=k", "--cluster-name=c1", "--hub-kube-api-qps=2.5", "--hub-kube-api-burst=5",
+				"--hub-reconnect-jitter=30s", "--kube-api-qps=100", "--kube-api-burst=150"},
+			want: func(o *Options) bool {
+				return o.HubQPS == 2.5 && o.HubBurst == 5 && o.HubReconnectJitter == 30*time.Second &&
+					o.Endpoints.QPS == 100 && o.Endpoints.Burst == 150
+			},
+		},
 		"cluster name and hub kubeconfig are required": {args: []string{"--watch-namespaces= "}, wantErr: "--hub-kubeconfig is required"},
+		"hub QPS must be positive": {args: []string{"--hub-kubeconfig=k", "--cluster-name=c1", "--hub-kube-api-qps=0"},
+			wantErr: "--hub-kube-api-qps 0 is not a positive"},
+		"hub burst must be positive": {args: []string{"--hub-kubeconfig=k", "--cluster-name=c1", "--hub-kube-api-burst=0"},
+			wantErr: "--hub-kube-api-burst 0 is not a positive"},
+		"reconnect jitter must not be negative": {args: []string{"--hub-kubeconfig=k", "--cluster-name=c1", "--hub-reconnect-jitter=-1s"},
+			wantErr: "--hub-reconnect-jitter -1s is negative"},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -91,7 +107,12 @@ current-context: hub
 		t.Errorf("hub config certificate %q key %q (inline %d/%d bytes): want the files next to the kubeconfig, not data",
 			cfg.CertFile, cfg.KeyFile, len(cfg.CertData), len(cfg.KeyData))
 	}
-	if cfg.QPS != o.Endpoints.QPS || cfg.Burst != o.Endpoints.Burst {
-		t.Errorf("hub config QPS/burst %v/%d, want %v/%d", cfg.QPS, cfg.Burst, o.Endpoints.QPS, o.Endpoints.Burst)
+	if cfg.QPS != DefaultHubQPS || cfg.Burst != DefaultHubBurst {
+		t.Errorf("hub config QPS/burst %v/%d, want the hub's own %v/%d", cfg.QPS, cfg.Burst, DefaultHubQPS, DefaultHubBurst)
+	}
+	// One bucket for every client made from the config: client-go makes one per client
+	// (per API group) when the config has none.
+	if cfg.RateLimiter == nil || cfg.RateLimiter.QPS() != DefaultHubQPS || rest.CopyConfig(cfg).RateLimiter != cfg.RateLimiter {
+		t.Errorf("hub config rate limiter %v, want one shared token bucket of %v QPS", cfg.RateLimiter, DefaultHubQPS)
 	}
 }

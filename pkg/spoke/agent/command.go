@@ -65,6 +65,13 @@ func (o *Options) AddFlags(cmd *cobra.Command) {
 		"Secret in --argocd-namespace holding Argo CD's Redis password under key auth.")
 	fs.StringVar(&o.RedisCompression, "redis-compression", o.RedisCompression,
 		"How Argo CD compresses its Redis cache (its --redis-compress): gzip or none.")
+	fs.Float32Var(&o.HubQPS, "hub-kube-api-qps", o.HubQPS,
+		"Sustained requests per second to the hub, all the agent's requests to it together (--kube-api-qps is the managed cluster's).")
+	fs.IntVar(&o.HubBurst, "hub-kube-api-burst", o.HubBurst,
+		"Requests allowed in a burst to the hub (--kube-api-burst is the managed cluster's).")
+	fs.DurationVar(&o.HubReconnectJitter, "hub-reconnect-jitter", o.HubReconnectJitter,
+		"Most the agent waits, at random, after the hub answers again before it retries the report writes that waited for it "+
+			"and renews its lease, so that a fleet does not reach a recovering hub at once; 0: at once.")
 }
 
 // Validate reports every missing or invalid option at once.
@@ -87,6 +94,15 @@ func (o *Options) Validate() error {
 	}
 	if _, err := cacheutil.CompressionTypeFromString(o.RedisCompression); err != nil {
 		errs = append(errs, fmt.Errorf("--redis-compression: %w", err))
+	}
+	if !(o.HubQPS > 0) {
+		errs = append(errs, fmt.Errorf("--hub-kube-api-qps %v is not a positive number of requests per second", o.HubQPS))
+	}
+	if o.HubBurst < 1 {
+		errs = append(errs, fmt.Errorf("--hub-kube-api-burst %d is not a positive number of requests", o.HubBurst))
+	}
+	if o.HubReconnectJitter < 0 {
+		errs = append(errs, fmt.Errorf("--hub-reconnect-jitter %s is negative", o.HubReconnectJitter))
 	}
 	return errors.Join(errs...)
 }

@@ -41,7 +41,7 @@ func newComponents(o *Options, namespaces []string, mgr manager.Manager, hub clu
 	hubReader := hub.GetAPIReader()
 	reconnect := newHubReconnect(func(ctx context.Context) error {
 		return hubReader.Get(ctx, types.NamespacedName{Namespace: o.ClusterName, Name: apps.AddonName}, &addonv1alpha1.ManagedClusterAddOn{})
-	}, lease.renew)
+	}, lease.renew, o.HubReconnectJitter)
 	// The Secret is read once per connection, uncached: the agent watches no Secrets.
 	trees := resourcetree.NewTrees(mgr.GetAPIReader(), o.ArgoCDNamespace, o.RedisSecret, o.redisAddress(),
 		cacheutil.RedisCompressionType(o.RedisCompression))

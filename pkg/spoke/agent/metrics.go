@@ -29,11 +29,11 @@ var (
 	}, []string{"check", "result"})
 	hubReconnects = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "argocd_pull_agent_hub_reconnects_total",
-		Help: "Times the hub answered again after report writes had failed because it could not be reached; each retries those reports at once and renews the addon lease.",
+		Help: "Times the hub answered again after report writes had failed because it could not be reached; each retries those reports and renews the addon lease, after a random wait of up to --hub-reconnect-jitter.",
 	})
 	hubReconnectRetries = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "argocd_pull_agent_hub_reconnect_retries_total",
-		Help: "Reports retried at once because the hub answered again (instead of waiting for their backoff).",
+		Help: "Reports retried because the hub answered again (instead of waiting for their backoff).",
 	})
 )
 

@@ -9,6 +9,7 @@ import (
 	cacheutil "github.com/argoproj/argo-cd/v2/util/cache"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/flowcontrol"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/internal/endpoints"
@@ -33,6 +34,29 @@ const DefaultCoalesceWindow = time.Second
 // waits five lease durations (5 minutes) without a renewal. So the hub stops trusting the
 // agent's reports some 2 + 1 + 5 minutes after it started refusing them.
 const DefaultReportFailureGrace = retry.MaxDelay
+
+// DefaultHubQPS and DefaultHubBurst bound the agent's requests to the hub, far below its
+// managed-cluster client's (--kube-api-qps 200, burst 400): the hub serves every agent of
+// the fleet, and after a hub outage 1,000 agents reconnecting at 200 QPS each would be a
+// stampede. What the agent sends the hub is small: at most one report write per changed
+// Application per coalescing window (about a second), a read of its ManagedClusterAddOn
+// per lease renewal (a minute), a status patch of it when a condition changes, and the
+// list and watch of its own reports when it (re)connects. 20 a second with bursts of 50
+// write a rollout that changes 50 Applications of a cluster in the same second at once,
+// keep every Application of a cluster under the report quota's 1,000 current within a
+// minute, and bound a fleet of 1,000 agents to a tenth of what 200 allowed.
+const (
+	DefaultHubQPS   = 20
+	DefaultHubBurst = 50
+)
+
+// DefaultHubReconnectJitter is the most an agent waits, at random, after the hub answers
+// again before it retries the report writes that waited for it and renews its lease. Every
+// agent of a fleet sees the hub come back at the same moment; spread over 10 s, 1,000
+// agents arrive 100 a second instead of all at once. The cost is the same 10 s at most on
+// the hub's view of what changed during the outage; without the reconnect, those writes
+// would wait for their own backoff, up to retry.MaxDelay.
+const DefaultHubReconnectJitter = 10 * time.Second
 
 // Options configure the agent.
 type Options struct {
@@ -63,8 +87,18 @@ type Options struct {
 	// (Argo CD's default) or none.
 	RedisCompression string
 
-	// HubConfig and ManagedConfig, when set, are used instead of HubKubeconfig and
-	// Endpoints.Kubeconfig; for running the agent inside another program (the tests).
+	// HubQPS and HubBurst bound every request of the agent to the hub: one token bucket
+	// shared by all its clients of the hub (client-go otherwise gives each API group's
+	// client a bucket of its own).
+	HubQPS   float32
+	HubBurst int
+	// HubReconnectJitter is the most the agent waits, at random, after the hub answers
+	// again before it retries the report writes that waited for it; 0 retries at once.
+	HubReconnectJitter time.Duration
+
+	// HubConfig and ManagedConfig, when set, are used as they are instead of
+	// HubKubeconfig and Endpoints.Kubeconfig (HubQPS, HubBurst and Endpoints.QPS, Burst
+	// then do not apply); for running the agent inside another program (the tests).
 	HubConfig     *rest.Config
 	ManagedConfig *rest.Config
 	// CoalesceWindow overrides DefaultCoalesceWindow when not zero.
@@ -83,6 +117,10 @@ func NewOptions() *Options {
 		ArgoCDNamespace:  "argocd",
 		RedisSecret:      resourcetree.DefaultRedisSecret,
 		RedisCompression: string(cacheutil.RedisCompressionGZip),
+
+		HubQPS:             DefaultHubQPS,
+		HubBurst:           DefaultHubBurst,
+		HubReconnectJitter: DefaultHubReconnectJitter,
 	}
 }
 
@@ -100,7 +138,8 @@ func (o *Options) hubRESTConfig() (*rest.Config, error) {
 			ctrl.Log.WithName("agent").Info("The hub kubeconfig embeds its client certificate: it will not be reloaded when rotated",
 				"kubeconfig", o.HubKubeconfig)
 		}
-		cfg.QPS, cfg.Burst = o.Endpoints.QPS, o.Endpoints.Burst
+		cfg.QPS, cfg.Burst = o.HubQPS, o.HubBurst
+		cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(o.HubQPS, o.HubBurst)
 	}
 	return rest.CopyConfig(cfg), nil
 }

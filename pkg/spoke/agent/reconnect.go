@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -12,25 +13,33 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/spoke/internal/retry"
 )
 
 // hubProbeInterval is how often the agent asks whether the hub answers again while a
-// report write waits for it.
+// report write waits for it, before retry.Jitter.
 const hubProbeInterval = time.Second
 
 // hubReconnect notices the hub answering again after report writes failed because the
-// hub could not be reached (an outage, a cut link), and then retries every such report at
-// once and renews the addon lease, instead of leaving each report to its exponential
-// backoff (up to retry.MaxDelay) and the lease to the lease updater's next minute. The hub
-// shows what changed on the cluster during the outage seconds after it is reachable.
+// hub could not be reached (an outage, a cut link), and then, after its jitter, retries
+// every such report and renews the addon lease, instead of leaving each report to its
+// exponential backoff (up to retry.MaxDelay) and the lease to the lease updater's next
+// minute. The hub shows what changed on the cluster during the outage seconds after it
+// is reachable.
 //
 // It probes only while such a write is outstanding: one read of the agent's own
-// ManagedClusterAddOn a second, nothing while the hub answers.
+// ManagedClusterAddOn every 1 to 1.5 s, nothing while the hub answers. Once the hub
+// answers, it waits a random part of jitter before it retries, so that the agents of a
+// fleet, which all lost the hub at once, come back to it spread over jitter.
 type hubReconnect struct {
 	// probe reads the hub with the agent's credentials; nil error or NotFound means it
 	// answers.
 	probe    func(ctx context.Context) error
 	interval time.Duration
+	// jitter is the most the retries wait after the hub answers; rand draws in [0, 1).
+	jitter time.Duration
+	rand   func() float64
 	// renew renews the addon lease now.
 	renew func()
 	// retry gets the Applications to reconcile again (the report controller watches it).
@@ -41,8 +50,8 @@ type hubReconnect struct {
 	wake    chan struct{}
 }
 
-func newHubReconnect(probe func(ctx context.Context) error, renew func()) *hubReconnect {
-	return &hubReconnect{probe: probe, interval: hubProbeInterval, renew: renew,
+func newHubReconnect(probe func(ctx context.Context) error, renew func(), jitter time.Duration) *hubReconnect {
+	return &hubReconnect{probe: probe, interval: hubProbeInterval, jitter: jitter, rand: rand.Float64, renew: renew,
 		retry: make(chan event.GenericEvent, 64), waiting: map[types.NamespacedName]bool{}, wake: make(chan struct{}, 1)}
 }
 
@@ -89,16 +98,19 @@ func (r *hubReconnect) Start(ctx context.Context) error {
 		case <-r.wake:
 		}
 		for r.pending() > 0 {
-			select {
-			case <-ctx.Done():
+			if !sleep(ctx, retry.Jitter(r.interval, r.rand)) {
 				return nil
-			case <-time.After(r.interval):
 			}
 			probeCtx, cancel := context.WithTimeout(ctx, hubCheckTimeout)
 			err := r.probe(probeCtx)
 			cancel()
 			if err != nil && !apierrors.IsNotFound(err) {
 				continue
+			}
+			delay := retry.Spread(r.jitter, r.rand)
+			log.V(2).Info("The hub answers again: waiting before retrying the reports that waited for it", "delay", delay)
+			if !sleep(ctx, delay) {
+				return nil
 			}
 			apps := r.take()
 			log.Info("The hub answers again: retrying the reports that waited for it and renewing the addon lease", "reports", len(apps))
@@ -113,6 +125,18 @@ func (r *hubReconnect) Start(ctx context.Context) error {
 			}
 			r.renew()
 		}
+	}
+}
+
+// sleep waits d; false when ctx ended first.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
 }
 

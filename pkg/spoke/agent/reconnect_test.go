@@ -51,7 +51,7 @@ func TestHubReconnectRetriesWaitingReportsWhenTheHubAnswers(t *testing.T) {
 			return syscall.ECONNREFUSED
 		}
 		return apierrors.NewNotFound(schema.GroupResource{Resource: "managedclusteraddons"}, "argocd-pull")
-	}, func() { renewals.Add(1) })
+	}, func() { renewals.Add(1) }, 0)
 	r.interval = 10 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -103,6 +103,47 @@ func TestHubReconnectRetriesWaitingReportsWhenTheHubAnswers(t *testing.T) {
 	}
 	if n := probes.Load(); n != after {
 		t.Fatalf("%d more probes with nothing waiting", n-after)
+	}
+}
+
+// Once the hub answers, the retries wait the part of the jitter the random source draws:
+// never before it, whatever the load.
+func TestHubReconnectWaitsItsJitterAfterTheHubAnswers(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		jitter time.Duration
+		rand   float64
+		// atLeast is how long after the probe that found the hub the retry may come.
+		atLeast time.Duration
+	}{
+		{"no jitter: at once", 0, 0.9, 0},
+		{"nothing drawn: at once, not after the hour of jitter", time.Hour, 0, 0},
+		{"a quarter drawn: a quarter of the jitter", 800 * time.Millisecond, 0.25, 200 * time.Millisecond},
+		{"most drawn: almost the whole jitter", 400 * time.Millisecond, 0.99, 396 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var answered atomic.Int64
+			r := newHubReconnect(func(context.Context) error {
+				answered.CompareAndSwap(0, time.Now().UnixNano())
+				return nil
+			}, func() {}, tc.jitter)
+			r.interval = time.Millisecond
+			r.rand = func() float64 { return tc.rand }
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			go func() { _ = r.Start(ctx) }()
+
+			r.Failed(types.NamespacedName{Namespace: "argocd", Name: "app"}, syscall.ECONNREFUSED)
+			select {
+			case <-r.retry:
+				after := time.Since(time.Unix(0, answered.Load()))
+				if after < tc.atLeast {
+					t.Errorf("retried %s after the hub answered, want at least %s", after, tc.atLeast)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("no retry after the hub answered")
+			}
+		})
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -46,7 +45,7 @@ func newRequestApplier(apps client.Reader, writer client.Writer) *requestApplier
 func (r *requestApplier) start(mgr manager.Manager) error {
 	c, err := controller.NewTypedUnmanaged[reconcile.Request]("hub-requests", controller.TypedOptions[reconcile.Request]{
 		Reconciler:         r,
-		RateLimiter:        workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](retry.BaseDelay, retry.MaxDelay),
+		RateLimiter:        retry.NewRateLimiter[reconcile.Request](),
 		SkipNameValidation: ptr.To(true),
 		Logger:             mgr.GetLogger().WithName("hub-requests"),
 	})

@@ -86,7 +86,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		WithOptions(controller.Options{
 			SkipNameValidation: ptr.To(true),
 			// A hub outage delays the condition by minutes at most, not by the default's 16.
-			RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](retry.BaseDelay, retry.MaxDelay),
+			RateLimiter: retry.NewRateLimiter[reconcile.Request](),
 		}).
 		// One request at start-up: when neither the CRD nor a watched namespace exists,
 		// no watch event would ever say so.

@@ -13,7 +13,6 @@ import (
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -144,7 +143,7 @@ func NewReconciler(apps client.Reader, hub cluster.Cluster, clusterName string, 
 func (r *Reconciler) Start(mgr manager.Manager, hub cluster.Cluster, window time.Duration) error {
 	c, err := controller.NewTypedUnmanaged[reconcile.Request]("application-status-report", controller.TypedOptions[reconcile.Request]{
 		Reconciler:  r,
-		RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](retry.BaseDelay, retry.MaxDelay),
+		RateLimiter: retry.NewRateLimiter[reconcile.Request](),
 		// The hub may be unreachable when the agent starts: wait for it rather than fail.
 		CacheSyncTimeout:   24 * time.Hour,
 		SkipNameValidation: ptr.To(true),

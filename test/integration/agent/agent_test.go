@@ -296,6 +296,8 @@ var _ = Describe("Agent", Ordered, func() {
 		})
 	})
 
+	Context("with a small hub budget", hubBudgetSpecs)
+
 	Context("after a restart", func() {
 		It("deletes the reports of Applications that are gone and refreshes the rest", func() {
 			kept := reportOf(argoNamespace, "first")()

@@ -62,7 +62,10 @@ var _ = BeforeSuite(func() {
 })
 
 // agentAgainstProxy configures the agent under test: hub through the proxy, writes counted.
+// Its reconnect jitter is a second, shorter than the report's own backoff after the four
+// failed writes of the reconnect spec (8 s or more), so that spec sees the reconnect retry.
 func agentAgainstProxy(o *agent.Options) {
+	o.HubReconnectJitter = time.Second
 	o.HubConfig = writes.Wrap(viaProxy(hubServer.Config, hubProxy))
 	o.ManagedConfig = managedWrites.Wrap(managedServer.Config)
 	o.RedisAddress = argoRedis.Addr
