@@ -49,6 +49,17 @@ RENDERER_ENV := KUSTOMIZE=$(KUSTOMIZE) HELM=$(HELM)
 CLUSTERADM_VERSION := v1.3.1
 CLUSTERADM := $(BIN)/clusteradm-$(CLUSTERADM_VERSION)
 
+# Debian's redis-server (Argo CD's Redis in the fleet and the sandbox; the agent's
+# integration tests read resource trees from it), unpacked from the redis-tools package
+# into bin/ by hack/fetch-redis.sh instead of installing Debian's redis-server package,
+# which would also enable a system Redis service on port 6379. The tests find it through
+# REDIS_SERVER (test/framework/redis.go). REDIS_VERSION is Debian 12's; the script says
+# which to set on a Debian that ships another.
+REDIS_VERSION ?= 7.0.15
+REDIS_DIR := $(BIN)/redis-$(REDIS_VERSION)
+REDIS_SERVER := $(REDIS_DIR)/redis-server
+REDIS_ENV := REDIS_SERVER=$(REDIS_SERVER)
+
 # `make chart-repo` packages the hub chart and writes a Helm repository index next to it:
 # a directory any static HTTP server can host, to be added as the `ocm` repository that
 # `clusteradm install hub-addon --names argocd` installs from (README, "Install on an OCM
@@ -179,25 +190,26 @@ kustomize: $(KUSTOMIZE) ## Build kustomize into bin/ for pkg/hub/cmp's tests (ca
 .PHONY: helm
 helm: $(HELM) ## Build helm into bin/ for pkg/hub/cmp's tests (cached).
 
+.PHONY: redis
+redis: $(REDIS_SERVER) ## Unpack Debian's redis-server into bin/ for the fleet and the agent's tests (cached; no package or service installed).
+
 .PHONY: clusteradm
 clusteradm: $(CLUSTERADM) ## Build OCM's clusteradm into bin/ for the e2e suite (cached; cold several minutes).
 
 .PHONY: test
-test: verify vet envtest argocd debian-packages $(KUSTOMIZE) $(HELM) $(CLUSTERADM) test-image ## Everything: verify, vet, unit and integration tests on real API servers, the Argo CD smoke test, the e2e suite and a short chaos run on a real fleet.
-	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(RENDERER_ENV) $(GO) test ./... -count=1 -timeout 30m
+test: verify vet envtest argocd debian-packages $(REDIS_SERVER) $(KUSTOMIZE) $(HELM) $(CLUSTERADM) test-image ## Everything: verify, vet, unit and integration tests on real API servers, the Argo CD smoke test, the e2e suite and a short chaos run on a real fleet.
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(RENDERER_ENV) $(REDIS_ENV) $(GO) test ./... -count=1 -timeout 30m
 	$(MAKE) --no-print-directory test-argocd-smoke test-e2e test-fleet-faults
 	$(MAKE) --no-print-directory chaos CHAOS_ARGS='$(CHAOS_SHORT_ARGS)'
 
 # Debian packages the tests need and a fresh Debian machine may lack: git (Argo CD's
-# repo-server reads a local git repository), iproute2 (`ip` sets up the loopback of the
-# private network namespace the fleet runs in) and redis-server (Argo CD's Redis in the
-# fleet, and the agent's integration tests read resource trees from it).
+# repo-server reads a local git repository) and iproute2 (`ip` sets up the loopback of the
+# private network namespace the fleet runs in). Redis is not one of them: see REDIS_SERVER.
 .PHONY: debian-packages
 debian-packages:
 	@missing=""; \
 	command -v git >/dev/null || missing="$$missing git"; \
 	command -v ip >/dev/null || missing="$$missing iproute2"; \
-	command -v redis-server >/dev/null || missing="$$missing redis-server"; \
 	if [ -n "$$missing" ]; then \
 		echo "Installing Debian packages:$$missing"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
@@ -210,9 +222,9 @@ debian-packages:
 ARGOCD_SMOKE_TEST := $(BIN)/argocd-smoke.test
 
 .PHONY: test-argocd-smoke
-test-argocd-smoke: envtest argocd debian-packages ## Smoke-test real Argo CD v3 (bin/argocd) on an envtest API server, in a private network namespace.
+test-argocd-smoke: envtest argocd debian-packages $(REDIS_SERVER) ## Smoke-test real Argo CD v3 (bin/argocd) on an envtest API server, in a private network namespace.
 	$(GO) test -c -tags e2e -o $(ARGOCD_SMOKE_TEST) ./test/e2e/argocd
-	cd test/e2e/argocd && KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) \
+	cd test/e2e/argocd && KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(REDIS_ENV) \
 		unshare --net $(ARGOCD_SMOKE_TEST) -test.v -test.timeout 15m -ginkgo.v $(ARGOCD_SMOKE_ARGS)
 
 # The smoke test of the OCM fleet (test/fleet) alone: a hub and two managed clusters, each
@@ -228,9 +240,9 @@ test-fleet-smoke: envtest ## Smoke-test the OCM fleet alone: hub + 2 clusters jo
 # cut, a hub kube-apiserver outage on the same etcd. Behind the e2e build tag, in a private
 # network namespace; under 3 minutes.
 .PHONY: test-fleet-faults
-test-fleet-faults: envtest argocd debian-packages ## Test the fleet's fault injection (kills, hub outage, link cut) on a real fleet.
+test-fleet-faults: envtest argocd debian-packages $(REDIS_SERVER) ## Test the fleet's fault injection (kills, hub outage, link cut) on a real fleet.
 	$(GO) build -o $(E2E_AGENT_BINARY) ./cmd/argocd-pull-addon
-	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) ARGOCD_PULL_ADDON_BINARY=$(E2E_AGENT_BINARY) \
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(REDIS_ENV) ARGOCD_PULL_ADDON_BINARY=$(E2E_AGENT_BINARY) \
 		$(GO) test -tags e2e ./test/fleet/faults_test -count=1 -timeout 10m -v
 
 .PHONY: test-unit
@@ -263,6 +275,9 @@ $(HELM):
 $(CLUSTERADM):
 	GO=$(GO) ./hack/build-clusteradm.sh $(CLUSTERADM_VERSION) $@
 
+$(REDIS_SERVER):
+	./hack/fetch-redis.sh $(REDIS_VERSION) $(REDIS_DIR)
+
 ##@ Release
 
 .PHONY: chart-repo
@@ -286,9 +301,9 @@ kubectl: ## Build kubectl into bin/envtest, the API servers' Kubernetes release 
 	GO=$(GO) ./hack/build-envtest.sh --with-controller-manager --with-kubectl
 
 .PHONY: sandbox
-sandbox: build argocd kubectl debian-packages ## Run a fleet with the guestbook example and print its report; Ctrl-C stops and removes everything.
+sandbox: build argocd kubectl debian-packages $(REDIS_SERVER) ## Run a fleet with the guestbook example and print its report; Ctrl-C stops and removes everything.
 	$(GO) build -o $(BIN)/sandbox ./test/tools/sandbox
-	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) ARGOCD_PULL_ADDON_BINARY=$(BIN)/argocd-pull-addon $(BIN)/sandbox $(SANDBOX_ARGS)
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(REDIS_ENV) ARGOCD_PULL_ADDON_BINARY=$(BIN)/argocd-pull-addon $(BIN)/sandbox $(SANDBOX_ARGS)
 
 ##@ Run
 
@@ -315,10 +330,10 @@ CHAOS_ARGS ?= --ops 500
 CHAOS_SHORT_ARGS ?= --ops 100 --seed 1
 
 .PHONY: chaos
-chaos: envtest argocd debian-packages ## Chaos run on a real fleet: seeded operations and faults, invariants (CHAOS_ARGS='--ops 500 --seed N').
+chaos: envtest argocd debian-packages $(REDIS_SERVER) ## Chaos run on a real fleet: seeded operations and faults, invariants (CHAOS_ARGS='--ops 500 --seed N').
 	$(GO) build -o $(E2E_AGENT_BINARY) ./cmd/argocd-pull-addon
 	$(GO) test -c -tags e2e -o $(CHAOS_TEST) ./test/chaos
-	cd test/chaos && KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) ARGOCD_PULL_ADDON_BINARY=$(E2E_AGENT_BINARY) \
+	cd test/chaos && KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(REDIS_ENV) ARGOCD_PULL_ADDON_BINARY=$(E2E_AGENT_BINARY) \
 		$(CHAOS_TEST) -test.v -test.timeout 3h $(CHAOS_ARGS)
 
 # The end-to-end suite (test/e2e/pull) on a real fleet: a hub and three
@@ -337,11 +352,11 @@ E2E_AGENT_BINARY := $(BIN)/e2e/argocd-pull-addon
 E2E_CHART_REPO := $(BIN)/e2e/chart-repo
 
 .PHONY: test-e2e
-test-e2e: envtest argocd debian-packages $(HELM) $(CLUSTERADM) ## End-to-end suite on a real OCM fleet with real Argo CD and our binary.
+test-e2e: envtest argocd debian-packages $(REDIS_SERVER) $(HELM) $(CLUSTERADM) ## End-to-end suite on a real OCM fleet with real Argo CD and our binary.
 	$(GO) build -o $(E2E_AGENT_BINARY) ./cmd/argocd-pull-addon
 	rm -rf $(E2E_CHART_REPO)
 	$(MAKE) --no-print-directory chart-repo CHART_REPO_DIR=$(E2E_CHART_REPO) CHART_REPO_URL=
 	$(GO) test -c -tags e2e -o $(E2E_TEST) ./test/e2e/pull
-	cd test/e2e/pull && KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) ARGOCD_PULL_ADDON_BINARY=$(E2E_AGENT_BINARY) \
+	cd test/e2e/pull && KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(REDIS_ENV) ARGOCD_PULL_ADDON_BINARY=$(E2E_AGENT_BINARY) \
 		HELM=$(HELM) CLUSTERADM=$(CLUSTERADM) CHART_REPO_DIR=$(E2E_CHART_REPO) \
 		$(E2E_TEST) -test.v -test.timeout 20m -ginkgo.v $(E2E_ARGS)

@@ -3,10 +3,14 @@
 package cli
 
 import (
-	goflag "flag"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	logsapi "k8s.io/component-base/logs/api/v1"
+	// Registers --logging-format=json, as in Kubernetes' own components.
+	_ "k8s.io/component-base/logs/json/register"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -18,8 +22,8 @@ import (
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/version"
 )
 
-// NewRootCommand is the binary's root command with every subcommand and klog's flags,
-// as argocd-pull-addon.
+// NewRootCommand is the binary's root command with every subcommand and the logging
+// flags of Kubernetes' components (k8s.io/component-base/logs), as argocd-pull-addon.
 func NewRootCommand() *cobra.Command {
 	return NewRootCommandAs(BinaryName)
 }
@@ -29,19 +33,23 @@ func NewRootCommand() *cobra.Command {
 // (CommandName).
 func NewRootCommandAs(argv0 string) *cobra.Command {
 	name := CommandName(argv0)
+	logging := logsapi.NewLoggingConfiguration()
 	root := &cobra.Command{
 		Use:   BinaryName,
 		Short: "Argo CD pull model for Open Cluster Management, as an OCM addon",
 		// Errors are already logged by the subcommand; usage is noise after a runtime failure.
 		SilenceUsage: true,
-		PersistentPreRun: func(*cobra.Command, []string) {
-			ctrl.SetLogger(klog.NewKlogr())
+		PersistentPreRunE: func(*cobra.Command, []string) error {
+			if err := logsapi.ValidateAndApply(logging, nil); err != nil {
+				return fmt.Errorf("logging flags: %w", err)
+			}
+			// klog now writes in the chosen format; controller-runtime logs through it.
+			ctrl.SetLogger(klog.Background())
+			return nil
 		},
 		Annotations: map[string]string{cobra.CommandDisplayNameAnnotation: name},
 	}
-	klogFlags := goflag.NewFlagSet("klog", goflag.ExitOnError)
-	klog.InitFlags(klogFlags)
-	root.PersistentFlags().AddGoFlagSet(klogFlags)
+	addLoggingFlags(logging, root.PersistentFlags())
 
 	root.AddCommand(manager.NewCommand(), agent.NewCommand(), cmp.NewCommand(), finalizers.NewCommand(), report.NewCommand(name), &cobra.Command{
 		Use:   "version",
@@ -52,4 +60,17 @@ func NewRootCommandAs(argv0 string) *cobra.Command {
 		},
 	})
 	return root
+}
+
+// addLoggingFlags adds component-base's logging flags except its alpha ones
+// (--log-*-split-stream, --log-*-info-buffer-size): they need the LoggingAlphaOptions
+// feature gate, which this binary has no flag to enable, so they could only be refused.
+func addLoggingFlags(logging *logsapi.LoggingConfiguration, to *pflag.FlagSet) {
+	all := pflag.NewFlagSet("logging", pflag.ContinueOnError)
+	logsapi.AddFlags(logging, all)
+	all.VisitAll(func(f *pflag.Flag) {
+		if !strings.HasPrefix(f.Usage, "[Alpha]") {
+			to.AddFlag(f)
+		}
+	})
 }

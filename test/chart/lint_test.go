@@ -85,6 +85,7 @@ func TestSchemaRefusesBadValues(t *testing.T) {
 			"resources": map[string]any{"limits": map[string]any{"memory": "1GB"}}}}, "/manager/resources/limits/memory"},
 		"unknown install strategy": {map[string]any{"addon": map[string]any{
 			"installStrategy": map[string]any{"type": "All"}}}, "/addon/installStrategy/type"},
+		"unknown logging format": {map[string]any{"manager": map[string]any{"loggingFormat": "logfmt"}}, "/manager/loggingFormat"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			msgs := lintMessages(t, tc.values)

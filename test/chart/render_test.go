@@ -2,6 +2,7 @@ package chart_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -214,6 +215,23 @@ func TestNotesSayWhatToDoNext(t *testing.T) {
 		"clusteradm addon enable --names argocd-pull", "ApplicationSets, then GitOpsClusters, then this chart"} {
 		if !strings.Contains(notes, want) {
 			t.Errorf("NOTES.txt lacks %q:\n%s", want, notes)
+		}
+	}
+}
+
+func TestLoggingFormatReachesTheManager(t *testing.T) {
+	for _, format := range []string{"", "json"} {
+		values := map[string]any{}
+		want := "--logging-format=text" // the default
+		if format != "" {
+			values["manager"] = map[string]any{"loggingFormat": format}
+			want = "--logging-format=" + format
+		}
+		objs, _ := render(t, values)
+		c, _, _ := unstructured.NestedSlice(find(t, objs, "Deployment", "-manager").Object, "spec", "template", "spec", "containers")
+		args, _, _ := unstructured.NestedStringSlice(c[0].(map[string]any), "args")
+		if !slices.Contains(args, want) {
+			t.Errorf("loggingFormat %q: manager args %v lack %s", format, args, want)
 		}
 	}
 }

@@ -44,9 +44,10 @@ func repoRoot(t *testing.T) string {
 }
 
 // collectEmitted type-checks every package under pkg/ and returns the strings its code
-// shows users as Event reasons and condition types and reasons: the values of the
-// user-visible constants, and any constant (a literal included) passed as an Event's
-// reason or set as a condition's Type or Reason.
+// shows users as Event sources and reasons and condition types and reasons: the values of
+// the user-visible constants, and any constant (a literal included) naming an Event
+// recorder (GetEventRecorderFor), passed as an Event's reason or set as a condition's
+// Type or Reason.
 func collectEmitted(t *testing.T, root string) []emitted {
 	t.Helper()
 	cfg := &packages.Config{
@@ -86,6 +87,12 @@ func collectEmitted(t *testing.T, root string) []emitted {
 				case *ast.CallExpr:
 					sel, ok := n.Fun.(*ast.SelectorExpr)
 					if !ok {
+						return true
+					}
+					if sel.Sel.Name == "GetEventRecorderFor" && len(n.Args) == 1 {
+						if v, ok := constantString(n.Args[0]); ok {
+							out = append(out, emitted{v, pkg.Fset.Position(n.Pos()).String()})
+						}
 						return true
 					}
 					arg, isEventMethod := eventReasonArg[sel.Sel.Name]
@@ -146,7 +153,7 @@ func documentedNames(t *testing.T, root string) map[string]bool {
 }
 
 // TestReferenceListsEveryReasonAndCondition fails when the code can show users an Event
-// reason or a condition type or reason that docs/reference/events-and-conditions.md does
+// source or reason or a condition type or reason that docs/reference/events-and-conditions.md does
 // not explain.
 func TestReferenceListsEveryReasonAndCondition(t *testing.T) {
 	root := repoRoot(t)

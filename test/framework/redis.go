@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"strconv"
 	"syscall"
@@ -15,11 +16,23 @@ import (
 // memory only and on loopback. The fleet runs one per cluster for Argo CD (test/fleet);
 // the agent's integration tests run one to read resource trees from.
 
-// RedisServerBinary is redis-server from PATH (`make debian-packages` installs it).
+// RedisServerEnv names the redis-server binary the tests run. The Makefile sets it to the
+// copy `make redis` unpacks into bin/ (hack/fetch-redis.sh), so that no system Redis
+// service has to be installed to run the tests.
+const RedisServerEnv = "REDIS_SERVER"
+
+// RedisServerBinary is the redis-server that $REDIS_SERVER names, or else the one on PATH.
 func RedisServerBinary() (string, error) {
+	if bin := os.Getenv(RedisServerEnv); bin != "" {
+		if _, err := exec.LookPath(bin); err != nil {
+			return "", fmt.Errorf("$%s=%s is not an executable redis-server (`make redis` unpacks one into bin/): %w", RedisServerEnv, bin, err)
+		}
+		return bin, nil
+	}
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
-		return "", fmt.Errorf("redis-server not found on PATH (Debian package redis-server; `make debian-packages` installs it): %w", err)
+		return "", fmt.Errorf("no redis-server: set $%s, e.g. %s=$PWD/bin/redis-<version>/redis-server after `make redis` (the Makefile's test targets set it), or put one on PATH: %w",
+			RedisServerEnv, RedisServerEnv, err)
 	}
 	return bin, nil
 }

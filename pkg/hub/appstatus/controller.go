@@ -84,6 +84,10 @@ import (
 // ControllerName names the controller in logs and metrics.
 const ControllerName = "appstatus"
 
+// EventSource is the source (reportingController) of the Events it records: the hub
+// Application's status as the cluster reports it.
+const EventSource = "argocd-pull-status"
+
 // maxConcurrentReconciles: one worker fell far behind a churn of status changes in the
 // scale benchmark (docs/benchmarks.md); each reconcile mostly waits for one write.
 const maxConcurrentReconciles = 10
@@ -121,7 +125,7 @@ type Options struct {
 // (pullmodel.SetupIndexes) must be registered on mgr first.
 func Setup(mgr ctrl.Manager, o Options) error {
 	r := &reconciler{
-		client: mgr.GetClient(), apiReader: mgr.GetAPIReader(), recorder: mgr.GetEventRecorderFor(ControllerName),
+		client: mgr.GetClient(), apiReader: mgr.GetAPIReader(), recorder: mgr.GetEventRecorderFor(EventSource),
 		reportGrace: cmp.Or(o.ReportGracePeriod, DefaultReportGracePeriod), now: metav1.Now,
 	}
 	readMetricsFrom(mgr.GetCache())

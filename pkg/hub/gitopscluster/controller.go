@@ -63,8 +63,11 @@ import (
 	appsv1beta1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1beta1"
 )
 
-// ControllerName names the controller in logs, metrics and Events.
+// ControllerName names the controller in logs and metrics.
 const ControllerName = "gitopscluster"
+
+// EventSource is the source (reportingController) of the Events it records.
+const EventSource = "argocd-pull-gitopscluster"
 
 // Field indexes on GitOpsCluster.
 const (
@@ -144,7 +147,7 @@ func newReconciler(mgr ctrl.Manager, opts Options) (*reconciler, error) {
 		client:    mgr.GetClient(),
 		owned:     owned,
 		apiReader: mgr.GetAPIReader(),
-		recorder:  mgr.GetEventRecorderFor(ControllerName),
+		recorder:  mgr.GetEventRecorderFor(EventSource),
 		now:       time.Now,
 	}, nil
 }

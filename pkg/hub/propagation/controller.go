@@ -32,8 +32,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// ControllerName names the controller, its logger and its Event source.
+// ControllerName names the controller in logs and metrics.
 const ControllerName = "argocd-pull-propagation"
+
+// EventSource is the source (reportingController) of the Events it records.
+const EventSource = "argocd-pull-propagation"
 
 // maxConcurrentReconciles: a reconcile mostly waits for one ManifestWork write, so
 // workers are cheap until the API server is the bound; the burst benchmark found where it
@@ -79,7 +82,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		return err
 	}
 	r := &reconciler{client: mgr.GetClient(), apiReader: mgr.GetAPIReader(), cache: mgr.GetCache(),
-		recorder: mgr.GetEventRecorderFor(ControllerName), now: metav1.Now,
+		recorder: mgr.GetEventRecorderFor(EventSource), now: metav1.Now,
 		requests: requests.NewHub(requests.ComparisonGrace), tenancy: t}
 	return r.setupWithManager(mgr)
 }

@@ -106,13 +106,14 @@ func hubCondition(app *argov1alpha1.Application, t argov1alpha1.ApplicationCondi
 	return nil
 }
 
-// warnings counts the Warning Events of reason on the hub Application, with their
+// warnings counts appstatus' Warning Events of reason on the hub Application, with their
 // repeats (the recorder folds identical Events into one with a count).
 func warnings(ctx context.Context, g Gomega, app *argov1alpha1.Application, reason string) (n int, messages []string) {
 	events := &corev1.EventList{}
 	g.Expect(k8s.List(ctx, events, client.InNamespace(app.Namespace))).To(Succeed())
 	for _, e := range events.Items {
-		if e.InvolvedObject.Kind == "Application" && e.InvolvedObject.Name == app.Name && e.Type == corev1.EventTypeWarning && e.Reason == reason {
+		if e.InvolvedObject.Kind == "Application" && e.InvolvedObject.Name == app.Name && e.Type == corev1.EventTypeWarning && e.Reason == reason &&
+			e.Source.Component == appstatus.EventSource {
 			n += int(max(e.Count, 1))
 			messages = append(messages, e.Message)
 		}

@@ -23,7 +23,6 @@ import (
 
 	appsv1beta1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1beta1"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/pullmodel"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/manager"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/builders"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
@@ -66,7 +65,7 @@ var _ = Describe("The hub chart", func() {
 		Expect(d.Spec.Template.Spec.ServiceAccountName).To(Equal(framework.ChartName + "-manager"))
 		c := d.Spec.Template.Spec.Containers[0]
 		Expect(c.Args[0]).To(Equal("manager"))
-		cmd := manager.NewCommand()
+		cmd := managerCommand()
 		Expect(cmd.ParseFlags(c.Args[1:])).To(Succeed(), "args: %v", c.Args)
 		Expect(cmd.Flags().Lookup("agent-image").Value.String()).To(Equal(c.Image),
 			"the agent runs the manager's image")
@@ -80,7 +79,7 @@ var _ = Describe("The hub chart", func() {
 		By("naming none by default")
 		c := renderedDeployment().Spec.Template.Spec.Containers[0]
 		Expect(renderedDeployment().Spec.Template.Spec.ImagePullSecrets).To(BeEmpty())
-		cmd := manager.NewCommand()
+		cmd := managerCommand()
 		Expect(cmd.ParseFlags(c.Args[1:])).To(Succeed())
 		Expect(cmd.Flags().GetStringSlice("agent-image-pull-secrets")).To(BeEmpty())
 
@@ -91,7 +90,7 @@ var _ = Describe("The hub chart", func() {
 		Expect(err).NotTo(HaveOccurred())
 		d := deploymentOf(objects)
 		Expect(d.Spec.Template.Spec.ImagePullSecrets).To(Equal([]corev1.LocalObjectReference{{Name: "regcred"}, {Name: "mirror-creds"}}))
-		cmd = manager.NewCommand()
+		cmd = managerCommand()
 		Expect(cmd.ParseFlags(d.Spec.Template.Spec.Containers[0].Args[1:])).To(Succeed())
 		Expect(cmd.Flags().GetStringSlice("agent-image-pull-secrets")).To(Equal([]string{"regcred", "mirror-creds"}),
 			"the manager gives the agents the same Secret names (test/integration/addon checks the agent's Deployment)")

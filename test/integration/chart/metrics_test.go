@@ -21,7 +21,6 @@ import (
 
 	// The agent's metrics register with the same registry when its package loads, as in
 	// the agent binary.
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/manager"
 	_ "github.com/open-cluster-management-io/argocd-pull-addon/pkg/spoke/agent"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
@@ -156,7 +155,7 @@ var _ = Describe("The chart's metrics", func() {
 		Expect(svc.Spec.Ports).To(HaveLen(1))
 		port := svc.Spec.Ports[0]
 		Expect(c.Ports).To(ContainElement(And(HaveField("Name", port.TargetPort.StrVal), HaveField("ContainerPort", int32(8080)))))
-		cmd := manager.NewCommand()
+		cmd := managerCommand()
 		Expect(cmd.ParseFlags(c.Args[1:])).To(Succeed())
 		Expect(cmd.Flags().Lookup("metrics-bind-address").Value.String()).To(Equal(":8080"), "the manager serves metrics on that port")
 		Expect(k8s.Create(ctx, svc)).To(Succeed(), "the API server accepts the Service")

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/addon"
-	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/manager"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
 
@@ -96,21 +95,21 @@ var _ = Describe("The chart's RBAC", func() {
 			}
 			Expect(roleNamespaces).To(ConsistOf(tc.want))
 
-			cmd := manager.NewCommand()
+			cmd := managerCommand()
 			Expect(cmd.ParseFlags(deploymentOf(objects).Spec.Template.Spec.Containers[0].Args[1:])).To(Succeed())
 			Expect(cmd.Flags().GetStringSlice("gitopscluster-argocd-namespaces")).To(Equal(tc.want))
 		}
 	})
 
 	It("names the ApplicationSet controller's ServiceAccount to the manager", func() {
-		cmd := manager.NewCommand()
+		cmd := managerCommand()
 		Expect(cmd.ParseFlags(renderedDeployment().Spec.Template.Spec.Containers[0].Args[1:])).To(Succeed())
 		Expect(cmd.Flags().Lookup("applicationset-controller-service-account").Value.String()).To(Equal("argocd-applicationset-controller"))
 
 		objects, err := framework.RenderChart(framework.ChartNamespace, map[string]any{
 			"rbac": map[string]any{"applicationSetControllerServiceAccount": "openshift-gitops-applicationset-controller"}})
 		Expect(err).NotTo(HaveOccurred())
-		cmd = manager.NewCommand()
+		cmd = managerCommand()
 		Expect(cmd.ParseFlags(deploymentOf(objects).Spec.Template.Spec.Containers[0].Args[1:])).To(Succeed())
 		Expect(cmd.Flags().Lookup("applicationset-controller-service-account").Value.String()).To(Equal("openshift-gitops-applicationset-controller"))
 	})

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/cli"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/manager"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/suite"
@@ -31,6 +32,15 @@ var (
 
 func TestChart(t *testing.T) {
 	suite.Run(t, "The hub chart, installed on a real kube-apiserver, runs the manager")
+}
+
+// managerCommand is the binary's manager command: its own flags and, once parsing merges
+// them in, those every command takes (--logging-format, --v), which the chart passes too.
+func managerCommand() *cobra.Command {
+	GinkgoHelper()
+	cmd, _, err := cli.NewRootCommand().Find([]string{"manager"})
+	Expect(err).NotTo(HaveOccurred())
+	return cmd
 }
 
 // serviceAccountUser is who the manager is when it runs with the chart's ServiceAccount.
@@ -56,9 +66,11 @@ var _ = BeforeSuite(func(ctx context.Context) {
 	kubeconfig := writeImpersonatingKubeconfig(serviceAccountUser,
 		"system:serviceaccounts", "system:serviceaccounts:"+framework.ChartNamespace, "system:authenticated")
 	o := manager.NewOptions()
-	// The chart's own arguments (--gitopscluster-argocd-namespaces among them), then the test's.
+	// The chart's own arguments (--gitopscluster-argocd-namespaces among them, and the
+	// flags of every command), then the test's.
 	flags := &cobra.Command{}
 	o.AddFlags(flags)
+	flags.Flags().AddFlagSet(cli.NewRootCommand().PersistentFlags())
 	Expect(flags.Flags().Parse(deploymentOf(rendered).Spec.Template.Spec.Containers[0].Args[1:])).To(Succeed())
 	o.Endpoints.Kubeconfig = kubeconfig
 	o.Endpoints.MetricsAddr, o.Endpoints.ProbeAddr = "0", "0"

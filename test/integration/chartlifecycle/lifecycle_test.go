@@ -1,9 +1,12 @@
 package chartlifecycle_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"time"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
@@ -191,6 +194,33 @@ var _ = Describe("The hub chart's lifecycle", Ordered, func() {
 		By("keeping the new fields written after the upgrade")
 		Eventually(func() int32 { return writeClusterCount(ctx, 3) }).Should(Equal(int32(3)))
 		Eventually(func() string { return writeComparedSources(ctx, "d1gest") }).Should(Equal("d1gest"))
+	})
+
+	It("lists with release-finalizers --dry-run each object and finalizer the hook would release, and writes nothing", func(ctx SpecContext) {
+		objects := map[string]client.Object{"GitOpsCluster": gitOpsCluster.DeepCopy(), "pulled Application": pulledApp.DeepCopy(),
+			"hub Application": hubApp.DeepCopy()}
+		before := map[string]objectState{}
+		for name, obj := range objects {
+			before[name] = stateOf(ctx, obj)
+		}
+
+		var out bytes.Buffer
+		cmd := finalizers.NewCommand()
+		cmd.SetArgs([]string{"--dry-run", "--kubeconfig", kubeconfig})
+		cmd.SetOut(&out)
+		cmd.SetErr(GinkgoWriter)
+		Expect(cmd.ExecuteContext(ctx)).To(Succeed())
+		GinkgoWriter.Print(out.String())
+
+		Expect(strings.Split(strings.TrimSpace(out.String()), "\n")).To(ConsistOf(
+			MatchRegexp(`^GitOpsCluster +%s/%s +%s$`, framework.ChartNamespace, gitOpsCluster.Name, regexp.QuoteMeta(appsv1beta1.GitOpsClusterFinalizer)),
+			MatchRegexp(`^Application +%s/%s +%s$`, framework.ChartNamespace, pulledApp.Name, regexp.QuoteMeta(pullmodel.ResourcesFinalizer)),
+			Equal("Dry run, nothing written: would release the finalizers of 1 GitOpsClusters and 1 pulled Applications"),
+		), "the hub's own Application (%s) is Argo CD's to release", hubApp.Name)
+		for name, obj := range objects {
+			Expect(stateOf(ctx, obj)).To(Equal(before[name]), "%s written by a dry run", name)
+			Expect(obj.GetFinalizers()).NotTo(BeEmpty(), name)
+		}
 	})
 
 	It("uninstalls in the wrong order without leaving a GitOpsCluster or a pulled Application stuck", func(ctx SpecContext) {

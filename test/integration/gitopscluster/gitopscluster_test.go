@@ -136,7 +136,8 @@ func expectCondition(gc *appsv1beta1.GitOpsCluster, typ string, status metav1.Co
 	Expect(c.Reason).To(Equal(reason), "condition %s: %s", typ, c.Message)
 }
 
-// expectEvent waits for an Event of type and reason on the GitOpsCluster.
+// expectEvent waits for an Event of type and reason on the GitOpsCluster, from the
+// controller's Event source.
 func expectEvent(ctx context.Context, gc client.ObjectKey, eventType, reason string) {
 	GinkgoHelper()
 	Eventually(func(g Gomega) []string {
@@ -144,7 +145,7 @@ func expectEvent(ctx context.Context, gc client.ObjectKey, eventType, reason str
 		g.Expect(k8s.List(ctx, &list, client.InNamespace(gc.Namespace))).To(Succeed())
 		var seen []string
 		for _, e := range list.Items {
-			if e.InvolvedObject.Kind == "GitOpsCluster" && e.InvolvedObject.Name == gc.Name {
+			if e.InvolvedObject.Kind == "GitOpsCluster" && e.InvolvedObject.Name == gc.Name && e.Source.Component == gitopscluster.EventSource {
 				seen = append(seen, e.Type+"/"+e.Reason)
 			}
 		}

@@ -141,13 +141,15 @@ func workName(app *argov1alpha1.Application) string {
 	return app.Name + "-" + string(app.UID)[:5]
 }
 
-// expectEvent waits for a Warning Event with reason on app whose message contains text.
+// expectEvent waits for a Warning Event with reason on app whose message contains text,
+// from propagation's Event source (selected as docs/reference/events-and-conditions.md
+// says to).
 func expectEvent(ctx context.Context, app *argov1alpha1.Application, reason, text string) {
 	GinkgoHelper()
 	Eventually(func(g Gomega) {
 		events := &corev1.EventList{}
 		g.Expect(k8s.List(ctx, events, client.InNamespace(app.Namespace),
-			client.MatchingFields{"involvedObject.name": app.Name})).To(Succeed())
+			client.MatchingFields{"involvedObject.name": app.Name, "source": propagation.EventSource})).To(Succeed())
 		var seen []string
 		for _, e := range events.Items {
 			if e.InvolvedObject.UID == app.UID && e.Type == corev1.EventTypeWarning && e.Reason == reason &&
