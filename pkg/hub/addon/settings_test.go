@@ -18,6 +18,7 @@ import (
 func TestManifestsInvalidAgentSettings(t *testing.T) {
 	for _, invalid := range []addonv1alpha1.CustomizedVariable{
 		{Name: VariableLogLevel, Value: "verbose"},
+		{Name: VariableLoggingFormat, Value: "JSON"},
 		{Name: VariableRedisSecret, Value: "Not a Secret"},
 		{Name: VariableRedisCompression, Value: "lz4"},
 		{Name: VariableKubeAPIQPS, Value: "-1"},
@@ -66,6 +67,7 @@ func TestManifestsAgentSettings(t *testing.T) {
 		"--health-probe-bind-address=:8091",
 		"--metrics-bind-address=:8090",
 		"--v=6",
+		"--logging-format=json",
 	}
 	if diff := cmp.Diff(want, findDeployment(t, objects).Spec.Template.Spec.Containers[0].Args); diff != "" {
 		t.Errorf("args (-want +got):\n%s", diff)

@@ -30,6 +30,8 @@ const (
 	VariableWatchNamespaces = "watchNamespaces"
 	// VariableLogLevel is the agent's klog verbosity, 0 to 10.
 	VariableLogLevel = "logLevel"
+	// VariableLoggingFormat is the agent's log format: text or json.
+	VariableLoggingFormat = "loggingFormat"
 	// VariableArgoCDNamespace is the namespace of the cluster's Argo CD: its application
 	// controller's, and the home of the Redis Secret the agent reads.
 	VariableArgoCDNamespace = "argocdNamespace"
@@ -200,6 +202,13 @@ var agentVariables = map[string]func(string) (any, error){
 			return nil, errors.New("not a whole number")
 		}
 		return level, validateLogLevel(level)
+	},
+	VariableLoggingFormat: func(v string) (any, error) {
+		// The formats the agent's component-base logging registers (pkg/cli).
+		if v != "text" && v != "json" {
+			return nil, errors.New("not text or json")
+		}
+		return v, nil
 	},
 	VariableArgoCDNamespace: func(v string) (any, error) {
 		return v, nameError("a namespace name", validation.IsDNS1123Label(v))

@@ -27,6 +27,7 @@ var validSettings = map[string]struct {
 }{
 	VariableWatchNamespaces:    {" argocd,gitops ,, argocd", []any{"argocd", "gitops"}},
 	VariableLogLevel:           {" 6 ", float64(6)},
+	VariableLoggingFormat:      {"json", "json"},
 	VariableArgoCDNamespace:    {" openshift-gitops ", "openshift-gitops"},
 	VariableRedisAddress:       {"redis.openshift-gitops.svc:6380", "redis.openshift-gitops.svc:6380"},
 	VariableRedisSecret:        {"gitops-redis.auth", "gitops-redis.auth"},
@@ -88,6 +89,10 @@ func TestToAgentSettingsValues(t *testing.T) {
 		name:      "Redis Secret not a Secret name",
 		variables: []addonv1alpha1.CustomizedVariable{{Name: VariableRedisSecret, Value: "Redis_Password"}},
 		wantErr:   []string{`customizedVariable redisSecret "Redis_Password": not a Secret name`},
+	}, {
+		name:      "logging format the agent does not register",
+		variables: []addonv1alpha1.CustomizedVariable{{Name: VariableLoggingFormat, Value: "logfmt"}},
+		wantErr:   []string{`customizedVariable loggingFormat "logfmt": not text or json`},
 	}, {
 		name:      "Redis compression Argo CD does not know",
 		variables: []addonv1alpha1.CustomizedVariable{{Name: VariableRedisCompression, Value: "zstd"}},
