@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
@@ -265,5 +266,38 @@ func TestTenantRolesAggregateReadOnlyIntoViewEditAndAdmin(t *testing.T) {
 		if strings.Contains(o.GetName(), "tenant") {
 			t.Errorf("%s %s rendered with tenantRoles.enabled false", o.GetKind(), o.GetName())
 		}
+	}
+}
+
+// TestMonitoringObjectsAreThePrometheusOperators decodes the ServiceMonitor and the
+// PrometheusRule into the Prometheus Operator's own types, refusing any field they do not
+// have: what the operator's CRDs would prune or refuse.
+func TestMonitoringObjectsAreThePrometheusOperators(t *testing.T) {
+	_, files := render(t, everythingEnabled())
+	for file, into := range map[string]any{
+		"metrics-servicemonitor.yaml": &monitoringv1.ServiceMonitor{},
+		"metrics-prometheusrule.yaml": &monitoringv1.PrometheusRule{},
+	} {
+		content := files[framework.ChartName+"/templates/"+file]
+		if !strings.Contains(content, "kind: ") {
+			t.Fatalf("%s not rendered", file)
+		}
+		if err := yaml.UnmarshalStrict([]byte(content), into); err != nil {
+			t.Errorf("%s: %v", file, err)
+		}
+		// The same decoding refuses a field the operator does not know.
+		misspelt := strings.Replace(content, "spec:", "spec:\n  endpoint: []", 1)
+		if err := yaml.UnmarshalStrict([]byte(misspelt), into); err == nil {
+			t.Errorf("%s with an unknown field decoded", file)
+		}
+	}
+	sm := &monitoringv1.ServiceMonitor{}
+	if err := yaml.UnmarshalStrict([]byte(files[framework.ChartName+"/templates/metrics-servicemonitor.yaml"]), sm); err != nil {
+		t.Fatal(err)
+	}
+	ep := sm.Spec.Endpoints[0]
+	if ep.Authorization == nil || ep.Authorization.Credentials == nil || ep.Authorization.Credentials.Name != "prometheus-token" ||
+		ep.TLSConfig == nil || ep.TLSConfig.InsecureSkipVerify == nil || !*ep.TLSConfig.InsecureSkipVerify || ep.BearerTokenFile != "" {
+		t.Errorf("endpoint as the operator reads it: %+v", ep)
 	}
 }
