@@ -55,8 +55,15 @@ func TestChartPassesHelmLint(t *testing.T) {
 func TestSchemaAcceptsTheValuesOthersSet(t *testing.T) {
 	for name, values := range map[string]map[string]any{
 		"imagePullSecrets": {"imagePullSecrets": []any{map[string]any{"name": "regcred"}}},
-		"metrics keys of their own": {"metrics": map[string]any{
-			"serviceMonitor": map[string]any{"enabled": false, "interval": "30s"}, "port": 8080}},
+		"a ServiceMonitor verifying the manager's certificate": {"metrics": map[string]any{
+			"serviceMonitor": map[string]any{"enabled": true, "interval": "1m30s", "scrapeTimeout": "10s",
+				"authorization": map[string]any{"credentials": map[string]any{"name": "prometheus-token", "key": "token"}},
+				"tlsConfig": map[string]any{"ca": map[string]any{"configMap": map[string]any{"name": "openshift-service-ca.crt", "key": "service-ca.crt"}},
+					"minVersion": "TLS12"}},
+			"servingCertificate": map[string]any{"secretName": "argocd-pull-metrics-tls"}}},
+		"alerts with thresholds of one's own": {"metrics": map[string]any{"prometheusRule": map[string]any{"enabled": true,
+			"for": "30m", "propagationLatencySeconds": 120, "reportQuotaRatio": 0.9, "ruleLabels": map[string]any{"team": "platform"}}}},
+		"tenant roles off":           {"tenantRoles": map[string]any{"enabled": false}},
 		"crds managed elsewhere":     {"crds": map[string]any{"install": false, "keep": false}},
 		"an existing ServiceAccount": {"serviceAccount": map[string]any{"create": false, "name": "hub-sa"}},
 		"memory in decimal units":    {"manager": map[string]any{"resources": map[string]any{"limits": map[string]any{"memory": "1500M"}}}},
@@ -81,6 +88,23 @@ func TestSchemaRefusesBadValues(t *testing.T) {
 		"imagePullSecret without a name":    {map[string]any{"imagePullSecrets": []any{map[string]any{}}}, "name"},
 		"serviceMonitor.enabled a string": {map[string]any{"metrics": map[string]any{
 			"serviceMonitor": map[string]any{"enabled": "true"}}}, "/metrics/serviceMonitor/enabled"},
+		"unknown metrics value": {map[string]any{"metrics": map[string]any{"port": 8080}}, "port"},
+		"unknown serviceMonitor value": {map[string]any{"metrics": map[string]any{
+			"serviceMonitor": map[string]any{"bearerTokenFile": "/var/run/secrets/kubernetes.io/serviceaccount/token"}}}, "bearerTokenFile"},
+		"unknown tlsConfig value": {map[string]any{"metrics": map[string]any{
+			"serviceMonitor": map[string]any{"tlsConfig": map[string]any{"caFile": "/etc/ca.crt"}}}}, "caFile"},
+		"authorization credentials without a key": {map[string]any{"metrics": map[string]any{
+			"serviceMonitor": map[string]any{"authorization": map[string]any{"credentials": map[string]any{"name": "t", "key": ""}}}}},
+			"/metrics/serviceMonitor/authorization/credentials/key"},
+		"unknown prometheusRule value": {map[string]any{"metrics": map[string]any{
+			"prometheusRule": map[string]any{"severity": "critical"}}}, "severity"},
+		"prometheusRule.for not a duration": {map[string]any{"metrics": map[string]any{
+			"prometheusRule": map[string]any{"for": "15 minutes"}}}, "/metrics/prometheusRule/for"},
+		"report quota ratio above 1": {map[string]any{"metrics": map[string]any{
+			"prometheusRule": map[string]any{"reportQuotaRatio": 80}}}, "/metrics/prometheusRule/reportQuotaRatio"},
+		"unknown reader value": {map[string]any{"metrics": map[string]any{
+			"reader": map[string]any{"serviceAccountName": "prometheus"}}}, "serviceAccountName"},
+		"unknown tenantRoles value": {map[string]any{"tenantRoles": map[string]any{"view": true}}, "view"},
 		"memory limit not a quantity": {map[string]any{"manager": map[string]any{
 			"resources": map[string]any{"limits": map[string]any{"memory": "1GB"}}}}, "/manager/resources/limits/memory"},
 		"unknown install strategy": {map[string]any{"addon": map[string]any{

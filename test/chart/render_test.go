@@ -27,8 +27,10 @@ func everythingEnabled() map[string]any {
 					"key": "kubernetes.io/os", "operator": "In", "values": []any{"linux"}}}}}}}},
 		},
 		"serviceAccount": map[string]any{"annotations": map[string]any{"example.com/role": "hub"}},
-		"metrics": map[string]any{"service": map[string]any{"enabled": true}, "serviceMonitor": map[string]any{"enabled": true},
-			"dashboard": map[string]any{"enabled": true}},
+		"metrics": map[string]any{"service": map[string]any{"enabled": true}, "serviceMonitor": securedServiceMonitor(),
+			"dashboard": map[string]any{"enabled": true}, "prometheusRule": map[string]any{"enabled": true},
+			"reader":             map[string]any{"serviceAccount": map[string]any{"name": "prometheus", "namespace": "monitoring"}},
+			"servingCertificate": map[string]any{"secretName": "argocd-pull-metrics-tls"}},
 	}
 }
 
@@ -96,7 +98,7 @@ func TestEveryObjectCarriesHelmsStandardLabels(t *testing.T) {
 	// The check covered what it should.
 	for _, k := range []string{"CustomResourceDefinition", "Deployment", "ServiceAccount", "ClusterRole", "ClusterRoleBinding",
 		"Role", "RoleBinding", "PodDisruptionBudget", "Job", "ConfigMap", "ClusterManagementAddOn", "AddOnDeploymentConfig",
-		"Service", "ServiceMonitor"} {
+		"Service", "ServiceMonitor", "PrometheusRule"} {
 		if !kinds[k] {
 			t.Errorf("no %s rendered", k)
 		}

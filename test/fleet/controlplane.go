@@ -33,7 +33,7 @@ type ControlPlane struct {
 	Audit *framework.AuditLog
 
 	ca  *controlPlaneCA
-	kcm *controllerManager
+	kcm *framework.ControllerManager
 	// dir holds the kubeconfig and the logs of the processes the fleet starts.
 	dir string
 	// api is the kube-apiserver's command line once StopAPIServer has stopped it
@@ -62,9 +62,9 @@ func startControlPlane(opts controlPlaneOptions) (started *ControlPlane, err err
 	if err != nil {
 		return nil, err
 	}
-	kcmBinary := filepath.Join(assets, "kube-controller-manager")
-	if _, err := os.Stat(kcmBinary); err != nil {
-		return nil, fmt.Errorf("no kube-controller-manager in %s: run `hack/build-envtest.sh --with-controller-manager` (or `make test-fleet-smoke`): %w", assets, err)
+	// Before an API server starts for nothing.
+	if _, err := framework.ControllerManagerBinary(); err != nil {
+		return nil, err
 	}
 	crds, err := controlPlaneCRDPaths(opts.withArgoCDCRDs)
 	if err != nil {
@@ -106,8 +106,11 @@ func startControlPlane(opts controlPlaneOptions) (started *ControlPlane, err err
 	if err := os.WriteFile(cp.KubeconfigFile, env.KubeConfig, 0o600); err != nil {
 		return cp, fmt.Errorf("writing the %s admin kubeconfig: %w", opts.name, err)
 	}
-	cp.kcm, err = startControllerManager(kcmBinary, cp.KubeconfigFile, ca, opts.controllers,
-		filepath.Join(opts.dir, "kube-controller-manager.log"))
+	cp.kcm, err = framework.StartControllerManager(framework.ControllerManagerOptions{
+		Kubeconfig: cp.KubeconfigFile, Controllers: opts.controllers,
+		SigningCertFile: ca.CertFile(), SigningKeyFile: ca.KeyFile(),
+		LogFile: filepath.Join(opts.dir, "kube-controller-manager.log"),
+	})
 	if err != nil {
 		return cp, fmt.Errorf("starting kube-controller-manager for %s: %w", opts.name, err)
 	}
@@ -120,7 +123,7 @@ func (cp *ControlPlane) ControllerManagerLog() string {
 	if cp == nil || cp.kcm == nil {
 		return ""
 	}
-	return cp.kcm.log.Name()
+	return cp.kcm.LogFile()
 }
 
 // exited reports kube-controller-manager's exit if it has ended while the fleet runs.
@@ -128,7 +131,7 @@ func (cp *ControlPlane) exited() error {
 	if cp == nil || cp.kcm == nil {
 		return nil
 	}
-	if err := cp.kcm.exited(); err != nil {
+	if err := cp.kcm.Exited(); err != nil {
 		return fmt.Errorf("%s: %w", cp.Name, err)
 	}
 	return nil
@@ -141,7 +144,7 @@ func (cp *ControlPlane) Stop() error {
 	}
 	var errs []error
 	if cp.kcm != nil {
-		if err := cp.kcm.stop(); err != nil {
+		if err := cp.kcm.Stop(); err != nil {
 			errs = append(errs, fmt.Errorf("stopping kube-controller-manager of %s: %w", cp.Name, err))
 		}
 	}

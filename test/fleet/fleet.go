@@ -173,8 +173,9 @@ func (f *Fleet) startControlPlanes(opts FleetOptions) error {
 		}
 		if i == 0 {
 			// Only the hub signs: klusterlets and addon agents request their hub
-			// credentials there.
-			cpOpts.controllers = append(cpOpts.controllers, "csrsigning")
+			// credentials there. It aggregates ClusterRoles as every cluster does, so
+			// view, edit and admin take in the chart's tenant roles.
+			cpOpts.controllers = append(cpOpts.controllers, "csrsigning", "clusterrole-aggregation")
 			// The manager runs as the chart's ServiceAccount: PullModel.RefusedManagerRequests.
 			cpOpts.audit = framework.NewAuditLog(dir, "system:serviceaccount:"+framework.ChartNamespace+":"+PullManagerServiceAccount)
 		}

@@ -29,7 +29,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -98,9 +97,8 @@ type PullModel struct {
 
 	opts PullModelOptions
 	// managers are the manager replicas; managerMetrics their metrics URLs. With the
-	// chart's --metrics-secure they are https and scraped with metricsToken, a token of a
-	// ServiceAccount bound to the chart's metrics-reader ClusterRole, as docs/security.md tells
-	// Prometheus' to be.
+	// chart's --metrics-secure they are https and scraped with metricsToken, a token of the
+	// ServiceAccount the chart binds to its metrics-reader ClusterRole (withMetricsReader).
 	managers       []*pullProcess
 	managerMetrics []string
 	metricsToken   string
@@ -162,7 +160,7 @@ func InstallPullModel(ctx context.Context, f *Fleet, opts PullModelOptions) (_ *
 	if err := hub.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return p, fmt.Errorf("creating namespace %s on the hub: %w", ns, err)
 	}
-	objs, err := framework.RenderChart(ns, opts.ChartValues)
+	objs, err := framework.RenderChart(ns, withMetricsReader(opts.ChartValues))
 	if err != nil {
 		return p, err
 	}
@@ -236,36 +234,19 @@ func InstallPullModel(ctx context.Context, f *Fleet, opts PullModelOptions) (_ *
 	return p, errors.Join(errs...)
 }
 
+// ManagerMetricsURL is where manager replica 0 serves its metrics, for a scrape with
+// another identity than ScrapeManagerMetrics'.
+func (p *PullModel) ManagerMetricsURL() string { return p.managerMetrics[0] }
+
 // ScrapeManagerMetrics reads the metrics of manager replica 0 as Prometheus would.
 func (p *PullModel) ScrapeManagerMetrics() (framework.Metrics, error) {
 	return p.ScrapeManagerMetricsOf(0)
 }
 
-// metricsReaderToken is a token of ServiceAccount monitoring/prometheus, bound to the
-// chart's <release>-metrics-reader ClusterRole (docs/security.md).
-func metricsReaderToken(ctx context.Context, cp *ControlPlane) (string, error) {
-	const namespace, name = "monitoring", "prometheus"
-	c := cp.APIServer.Client
-	for _, o := range []client.Object{
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}},
-		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}},
-		&rbacv1.ClusterRoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: "prometheus-metrics-reader"},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: framework.ChartName + "-metrics-reader"},
-			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: namespace, Name: name}},
-		},
-	} {
-		if err := c.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
-			return "", fmt.Errorf("creating %T %s for scraping the manager's metrics: %w", o, o.GetName(), err)
-		}
-	}
-	return serviceAccountToken(ctx, cp, namespace, name)
-}
-
-// serviceAccountToken is a day-long token of ServiceAccount namespace/name on cp, waiting
+// ServiceAccountToken is a day-long token of ServiceAccount namespace/name on cp, waiting
 // for the ServiceAccount while it is still on its way (the agent's comes with its
 // ManifestWork).
-func serviceAccountToken(ctx context.Context, cp *ControlPlane, namespace, name string) (string, error) {
+func (cp *ControlPlane) ServiceAccountToken(ctx context.Context, namespace, name string) (string, error) {
 	cs, err := kubernetes.NewForConfig(cp.APIServer.Config)
 	if err != nil {
 		return "", fmt.Errorf("creating a clientset for %s: %w", cp.Name, err)
@@ -518,7 +499,7 @@ func pullAddonBinary(bin, dir string) (string, error) {
 // writeServiceAccountKubeconfig writes a kubeconfig for namespace/name on cp with a token
 // from the TokenRequest API, as a pod of that ServiceAccount would get mounted.
 func writeServiceAccountKubeconfig(ctx context.Context, cp *ControlPlane, namespace, name, file string) error {
-	token, err := serviceAccountToken(ctx, cp, namespace, name)
+	token, err := cp.ServiceAccountToken(ctx, namespace, name)
 	if err != nil {
 		return err
 	}

@@ -60,3 +60,10 @@ pulled with the same Secrets' names. */}}
 {{- define "argocd-pull-integration.metricsServiceName" -}}
 {{- printf "%s-manager-metrics" .Release.Name | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
+
+{{/* Labels that select the manager's metrics Service (and only it). */}}
+{{- define "argocd-pull-integration.metricsSelectorLabels" -}}
+app.kubernetes.io/name: argocd-pull-integration
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: manager-metrics
+{{- end -}}

@@ -93,6 +93,7 @@ func Setup(mgr ctrl.Manager, opts *Options) (*RenderCache, error) {
 		return nil, err
 	}
 	r := &runnable{addonManager: addonManager, renders: renders, informers: mgr.GetCache()}
+	readMetricsFrom(mgr.GetCache(), opts.AgentReportQuota)
 	if err := mgr.Add(r); err != nil {
 		return nil, fmt.Errorf("adding the addon manager to the manager: %w", err)
 	}

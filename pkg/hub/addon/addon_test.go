@@ -299,13 +299,29 @@ func TestManifestsAgentShape(t *testing.T) {
 		"*v1.Role argocd/argocd-pull-agent-argocd-redis",
 		"*v1.RoleBinding argocd/argocd-pull-agent-argocd-redis",
 		"*v1.NetworkPolicy argocd/argocd-pull-agent-argocd-redis",
+		"*v1.Service gitops-agents/argocd-pull-agent-metrics",
 	} {
 		if _, ok := got[key]; !ok {
 			t.Errorf("missing %s; rendered: %v", key, sortedKeys(got))
 		}
 	}
-	if len(got) != 13 {
-		t.Errorf("rendered %d objects, want 13: %v", len(got), sortedKeys(got))
+	if len(got) != 14 {
+		t.Errorf("rendered %d objects, want 14: %v", len(got), sortedKeys(got))
+	}
+
+	// The metrics Service selects the agent's Pod and targets the port it serves metrics
+	// on, so a PodMonitor or ServiceMonitor on the cluster can scrape it (docs/metrics.md).
+	svc := got["*v1.Service gitops-agents/argocd-pull-agent-metrics"].(*corev1.Service)
+	for k, v := range svc.Spec.Selector {
+		if d.Spec.Template.Labels[k] != v {
+			t.Errorf("metrics Service selects %s=%s, the agent's Pod has %v", k, v, d.Spec.Template.Labels)
+		}
+	}
+	if len(svc.Spec.Selector) == 0 || len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Name != "metrics" ||
+		svc.Spec.Ports[0].TargetPort.String() != "metrics" ||
+		!slices.ContainsFunc(c.Ports, func(p corev1.ContainerPort) bool { return p.Name == "metrics" && p.ContainerPort == 8090 }) ||
+		!slices.Contains(c.Args, "--metrics-bind-address=:8090") {
+		t.Errorf("metrics Service %+v, container ports %+v, args %v", svc.Spec, c.Ports, c.Args)
 	}
 
 	ns := got["*v1.Namespace /gitops-agents"].(*corev1.Namespace)

@@ -3,6 +3,7 @@ package appstatus
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
@@ -37,16 +38,22 @@ var (
 	applicationsByStatus = cachegauge.New("argocd_pull_applications",
 		"Pulled hub Applications by the sync and health status mirrored from their cluster (Unknown until the cluster reports).",
 		[]string{"sync_status", "health_status"}, countApplicationsByStatus)
+	applicationsByCondition = cachegauge.New("argocd_pull_applications_with_condition",
+		"Pulled hub Applications holding a condition the hub's controllers set, by its type: InvalidSpecError and "+
+			"DeliveryError (delivery held by the hub), ClusterApplyError (the cluster did not apply the ManifestWork), "+
+			"NotReportedError (delivered, but the cluster's agent does not report it).",
+		[]string{"condition"}, countApplicationsByCondition)
 )
 
 func init() {
-	metrics.Registry.MustRegister(clustersByAgent, applicationsByStatus)
+	metrics.Registry.MustRegister(clustersByAgent, applicationsByStatus, applicationsByCondition)
 }
 
 // readMetricsFrom makes the controller's gauges count from reader.
 func readMetricsFrom(reader client.Reader) {
 	clustersByAgent.Read(reader)
 	applicationsByStatus.Read(reader)
+	applicationsByCondition.Read(reader)
 }
 
 func countClustersByAgent(ctx context.Context, reader client.Reader) ([]cachegauge.Count, error) {
@@ -122,6 +129,36 @@ func countApplicationsByStatus(ctx context.Context, reader client.Reader) ([]cac
 	out := make([]cachegauge.Count, 0, len(order))
 	for _, s := range order {
 		out = append(out, cachegauge.Count{LabelValues: []string{s.sync, s.health}, Value: counts[s]})
+	}
+	return out, nil
+}
+
+// countApplicationsByCondition counts the live pulled Applications holding each hub
+// condition type, whichever controller wrote it (the propagation controller's and this
+// one's): an Application holding two types counts once under each.
+func countApplicationsByCondition(ctx context.Context, reader client.Reader) ([]cachegauge.Count, error) {
+	applications := &argov1alpha1.ApplicationList{}
+	if err := reader.List(ctx, applications, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("listing Applications: %w", err)
+	}
+	types := slices.Concat(pullmodel.PropagationConditionTypes, pullmodel.AppStatusConditionTypes)
+	counts := make(map[argov1alpha1.ApplicationConditionType]float64, len(types))
+	for i := range applications.Items {
+		app := &applications.Items[i]
+		if !pullmodel.IsMarked(app) || !app.DeletionTimestamp.IsZero() {
+			continue
+		}
+		held := map[argov1alpha1.ApplicationConditionType]bool{}
+		for _, c := range pullmodel.HubConditions(app.Status.Conditions) {
+			held[c.Type] = true
+		}
+		for t := range held {
+			counts[t]++
+		}
+	}
+	out := make([]cachegauge.Count, 0, len(types))
+	for _, t := range types {
+		out = append(out, cachegauge.Count{LabelValues: []string{string(t)}, Value: counts[t]})
 	}
 	return out, nil
 }

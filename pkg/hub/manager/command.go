@@ -25,6 +25,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 	appsv1beta1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1beta1"
@@ -34,6 +35,7 @@ import (
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/gitopscluster"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/propagation"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/internal/endpoints"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/version"
 )
 
 // Options configure the manager.
@@ -182,6 +184,9 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 	if err := endpoints.AddChecks(mgr); err != nil {
 		return err
+	}
+	if err := version.RegisterBuildInfo(metrics.Registry); err != nil {
+		return fmt.Errorf("registering the build-info metric: %w", err)
 	}
 	if err := o.Setup(mgr); err != nil {
 		return err

@@ -32,6 +32,10 @@ type Options struct {
 	// projects do. For an address beyond loopback: the metrics name every cluster and
 	// Application the process works on.
 	MetricsSecure bool
+	// MetricsCertDir holds tls.crt and tls.key, the certificate the secure metrics are
+	// served with (reloaded when they change); empty: a self-signed one, which a scraper
+	// can only skip verifying. A certificate from a CA the scraper trusts lets it verify.
+	MetricsCertDir string
 	// ProbeAddr serves /healthz and /readyz.
 	ProbeAddr string
 	// PprofAddr serves Go's profiles (/debug/pprof/); empty (the default) turns them off.
@@ -61,6 +65,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet, kubeconfigHelp string) {
 	fs.BoolVar(&o.MetricsSecure, "metrics-secure", o.MetricsSecure,
 		"Serve the metrics over HTTPS (a self-signed certificate) to callers the API server authenticates and authorizes for GET /metrics "+
 			"(the process then creates TokenReviews and SubjectAccessReviews).")
+	fs.StringVar(&o.MetricsCertDir, "metrics-cert-dir", o.MetricsCertDir,
+		"With --metrics-secure, the directory holding tls.crt and tls.key to serve the metrics with (reloaded when they change); empty: a self-signed certificate.")
 	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", o.ProbeAddr, "Address the /healthz and /readyz endpoints bind to.")
 	fs.StringVar(&o.PprofAddr, "pprof-bind-address", o.PprofAddr, "Address Go's profiling endpoints (/debug/pprof/) bind to; empty disables them.")
 	fs.Float32Var(&o.QPS, "kube-api-qps", o.QPS, "Sustained requests per second to the API server.")
@@ -88,6 +94,7 @@ func (o *Options) ManagerOptions() ctrl.Options {
 	if o.MetricsSecure {
 		metrics.SecureServing = true
 		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
+		metrics.CertDir = o.MetricsCertDir
 	}
 	return ctrl.Options{
 		Metrics:                metrics,

@@ -20,11 +20,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/internal/endpoints"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/spoke/environment"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/version"
 )
 
 // agent is one running agent: a controller-runtime manager against the managed cluster,
@@ -79,6 +81,9 @@ func newAgent(o *Options) (*agent, error) {
 	}
 	if err := endpoints.AddChecks(a.mgr); err != nil {
 		return nil, err
+	}
+	if err := version.RegisterBuildInfo(metrics.Registry); err != nil {
+		return nil, fmt.Errorf("registering the build-info metric: %w", err)
 	}
 	if a.hub, err = newHubCluster(hubCfg, scheme, o.ClusterName); err != nil {
 		return nil, err

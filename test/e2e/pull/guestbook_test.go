@@ -222,6 +222,7 @@ var _ = Describe("The guestbook example", Ordered, func() {
 	})
 
 	Context("The metrics", metricsSpecs)
+	Context("The reports, as namespace admins read them", tenantRolesSpecs)
 	Context("Scenario 4: an agent stops, then starts again", agentStoppedSpecs)
 	Context("Scenario 7: the addon is disabled on a cluster", addonDisabledSpecs)
 	Context("Scenario 5: a cluster leaves the placement", clusterLeavesPlacementSpecs)

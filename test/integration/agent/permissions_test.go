@@ -273,7 +273,7 @@ func createAgentChart(rendered []runtime.Object) *appsv1.Deployment {
 		switch o := obj.(type) {
 		case *appsv1.Deployment:
 			deployment = o
-		case *corev1.Namespace, *corev1.ServiceAccount, *networkingv1.NetworkPolicy,
+		case *corev1.Namespace, *corev1.ServiceAccount, *corev1.Service, *networkingv1.NetworkPolicy,
 			*rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding, *rbacv1.Role, *rbacv1.RoleBinding:
 			objs = append(objs, o.(client.Object))
 		default:

@@ -4,13 +4,16 @@ import (
 	"context"
 	"time"
 
+	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/pullmodel"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
 
@@ -20,6 +23,7 @@ const (
 	reportsTotal    = "argocd_pull_applicationset_reports_total"
 	clustersGauge   = "argocd_pull_clusters"
 	appsGauge       = "argocd_pull_applications"
+	conditionsGauge = "argocd_pull_applications_with_condition"
 )
 
 func gatherMetrics() framework.Metrics {
@@ -41,6 +45,22 @@ func clusters(agent string) func() float64 {
 
 func applications(sync, health string) func() float64 {
 	return func() float64 { return gatherMetrics().Value(appsGauge, "sync_status", sync, "health_status", health) }
+}
+
+func withCondition(condition argov1alpha1.ApplicationConditionType) func() float64 {
+	return func() float64 { return gatherMetrics().Value(conditionsGauge, "condition", string(condition)) }
+}
+
+// setConditions replaces the conditions of the hub Application (Argo CD's CRD has no
+// status subresource).
+func setConditions(ctx context.Context, app *argov1alpha1.Application, conditions ...argov1alpha1.ApplicationCondition) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		cur := &argov1alpha1.Application{}
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(app), cur)).To(Succeed())
+		cur.Status.Conditions = conditions
+		g.Expect(k8s.Update(ctx, cur)).To(Succeed())
+	}).Should(Succeed())
 }
 
 // registerCluster adds the ManagedCluster to a cluster namespace newCluster made.
@@ -116,5 +136,25 @@ var _ = Describe("Hub metrics", func() {
 		mw := createManifestWork(ctx, app)
 		setFeedback(ctx, mw, healthy, "")
 		Eventually(applications("Synced", "Healthy")).Should(Equal(syncedHealthy + 1))
+	})
+
+	It("counts pulled hub Applications by the conditions the hub's controllers set, not the cluster's", func(ctx context.Context) {
+		held, deliveryErrors := withCondition(pullmodel.ConditionInvalidSpec)(), withCondition(pullmodel.ConditionDeliveryError)()
+		c1 := newCluster(ctx)
+		spokes := createApplication(ctx, c1+"-spoke-condition", c1, nil)
+		hubs := createApplication(ctx, c1+"-hub-condition", c1, nil)
+		// The cluster's Argo CD's own InvalidSpecError, mirrored: not a delivery the hub holds.
+		setConditions(ctx, spokes, argov1alpha1.ApplicationCondition{Type: pullmodel.ConditionInvalidSpec, Message: "spec.source.path is invalid"})
+		setConditions(ctx, hubs, pullmodel.HubCondition(pullmodel.ConditionInvalidSpec, "the AppProject does not permit the cluster"),
+			pullmodel.HubCondition(pullmodel.ConditionDeliveryError, "the ManifestWork is too large"))
+		Eventually(withCondition(pullmodel.ConditionInvalidSpec)).Should(Equal(held + 1))
+		Eventually(withCondition(pullmodel.ConditionDeliveryError)).Should(Equal(deliveryErrors + 1))
+		Consistently(withCondition(pullmodel.ConditionInvalidSpec), "2s").Should(Equal(held + 1))
+		Expect(gatherMetrics()[conditionsGauge].GetMetric()).To(HaveLen(4), "every hub condition type, those no Application holds at 0")
+
+		By("the condition cleared, the Application no longer counts")
+		setConditions(ctx, hubs)
+		Eventually(withCondition(pullmodel.ConditionInvalidSpec)).Should(Equal(held))
+		Eventually(withCondition(pullmodel.ConditionDeliveryError)).Should(Equal(deliveryErrors))
 	})
 })

@@ -12,16 +12,22 @@ import (
 	. "github.com/onsi/gomega"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/model/rulefmt"
 	"github.com/prometheus/prometheus/promql/parser"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/yaml"
 
+	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 	// The agent's metrics register with the same registry when its package loads, as in
 	// the agent binary.
 	_ "github.com/open-cluster-management-io/argocd-pull-addon/pkg/spoke/agent"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/version"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
 
@@ -140,6 +146,8 @@ var _ = Describe("The chart's metrics", func() {
 	It("with serviceMonitor enabled, selects the manager's metrics port through a Service the API server accepts", func(ctx context.Context) {
 		objs := renderWith(map[string]any{"metrics": map[string]any{"serviceMonitor": map[string]any{
 			"enabled": true, "interval": "15s", "additionalLabels": map[string]any{"release": "kube-prometheus-stack"},
+			"authorization": map[string]any{"credentials": map[string]any{"name": "prometheus-token", "key": "token"}},
+			"tlsConfig":     map[string]any{"insecureSkipVerify": true},
 		}}})
 		svcObj := findRendered(objs, "Service", "-manager-metrics")
 		Expect(svcObj).NotTo(BeNil(), "a ServiceMonitor needs the metrics Service")
@@ -193,7 +201,52 @@ var _ = Describe("The chart's metrics", func() {
 		}
 	})
 
-	It("has a dashboard whose every query names metrics the manager and the agent export", func() {
+	It("has alerts that Prometheus' own rule parser accepts, each reading only metrics the manager and the agent export", func(ctx context.Context) {
+		reportInClusterNamespace(ctx)
+		objs := renderWith(map[string]any{"metrics": map[string]any{"prometheusRule": map[string]any{"enabled": true}}})
+		rule := findRendered(objs, "PrometheusRule", "-manager")
+		Expect(rule).NotTo(BeNil())
+		spec, _, _ := unstructured.NestedMap(rule.Object, "spec")
+		// The operator hands spec.groups to Prometheus as a rule file.
+		file, err := yaml.Marshal(spec)
+		Expect(err).NotTo(HaveOccurred())
+		groups, errs := rulefmt.Parse(file, false)
+		Expect(errs).To(BeEmpty(), "rule file:\n%s", file)
+		var exprs []string
+		for _, g := range groups.Groups {
+			for _, r := range g.Rules {
+				Expect(r.Alert).NotTo(BeEmpty(), "a recording rule in the alerts: %s", r.Record)
+				exprs = append(exprs, r.Expr)
+			}
+		}
+		Expect(exprs).To(HaveLen(5))
+		Eventually(func(g Gomega) {
+			families, err := metrics.Registry.Gather()
+			g.Expect(err).NotTo(HaveOccurred())
+			exported := exportedNames(families)
+			for _, e := range exprs {
+				for _, name := range metricNames(e) {
+					g.Expect(exported).To(HaveKey(name), "alert expression %q", e)
+				}
+			}
+		}, timeout, interval).Should(Succeed())
+
+		By("the report quota's gauges say how full the cluster namespace is, against the chart's quota")
+		Eventually(func(g Gomega) {
+			m, err := framework.GatherMetrics()
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(m.Value("argocd_pull_cluster_reports", "cluster", metricsCluster)).To(BeEquivalentTo(1))
+			g.Expect(m.Value("argocd_pull_report_quota")).To(BeEquivalentTo(1000), "security.agentReportQuota's default")
+		}, timeout, interval).Should(Succeed())
+
+		By("the check fails on a metric no binary exports")
+		exported := exportedNames(must(metrics.Registry.Gather()))
+		Expect(exported).NotTo(HaveKey("argocd_pull_reports_stale"))
+		Expect(exported).To(HaveKey(version.BuildInfoMetric), "the manager registers its build info when it runs")
+	})
+
+	It("has a dashboard whose every query names metrics the manager and the agent export", func(ctx context.Context) {
+		reportInClusterNamespace(ctx)
 		root, err := framework.RepoRoot()
 		Expect(err).NotTo(HaveOccurred())
 		raw, err := os.ReadFile(filepath.Join(root, "charts", framework.ChartName, dashboardFile))
@@ -214,3 +267,29 @@ var _ = Describe("The chart's metrics", func() {
 		}, timeout, interval).Should(Succeed())
 	})
 })
+
+func must[T any](v T, err error) T {
+	GinkgoHelper()
+	Expect(err).NotTo(HaveOccurred())
+	return v
+}
+
+// metricsCluster is the cluster namespace holding reportInClusterNamespace's report.
+const metricsCluster = "metrics-cluster"
+
+// reportInClusterNamespace makes sure an agent's ApplicationStatusReport exists in a cluster
+// namespace, so that the gauge counting them per cluster has a series to export.
+func reportInClusterNamespace(ctx context.Context) {
+	GinkgoHelper()
+	for _, o := range []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: metricsCluster}},
+		&appsv1alpha1.ApplicationStatusReport{
+			ObjectMeta: metav1.ObjectMeta{Namespace: metricsCluster, Name: "argocd.guestbook"},
+			Source: appsv1alpha1.ApplicationReportSource{Cluster: metricsCluster, Namespace: "argocd", Name: "guestbook",
+				HubApplicationNamespace: "argocd", HubApplicationName: "guestbook-" + metricsCluster},
+			Status: appsv1alpha1.ApplicationReportStatus{ObservedAt: metav1.Now()},
+		},
+	} {
+		Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, o))).To(Succeed())
+	}
+}

@@ -25,7 +25,10 @@ var (
 	k8s       client.Client
 	rendered  []*unstructured.Unstructured
 	stopMgr   context.CancelFunc
-	mgrDone   chan error
+	// kcm aggregates ClusterRoles, as on every cluster: view, edit and admin take in the
+	// chart's tenant roles.
+	kcm     *framework.ControllerManager
+	mgrDone chan error
 	// audit records the manager's requests: any the API server refuses fails the suite.
 	audit *framework.AuditLog
 )
@@ -48,13 +51,19 @@ var serviceAccountUser = "system:serviceaccount:" + framework.ChartNamespace + "
 
 var _ = BeforeSuite(func(ctx context.Context) {
 	var err error
-	audit = framework.NewAuditLog(auditDir(), serviceAccountUser)
+	audit = framework.NewAuditLog(suiteDir(), serviceAccountUser)
 	// The manager impersonates the ServiceAccount, which the API server learns only after
 	// its audit policy has matched the request: log everyone's.
 	audit.LogEveryone = true
 	apiServer, err = framework.StartAPIServerWith(framework.APIServerOptions{Audit: audit})
 	Expect(err).NotTo(HaveOccurred())
 	k8s = apiServer.Client
+	kcmDir := suiteDir()
+	adminKubeconfig := filepath.Join(kcmDir, "admin.kubeconfig")
+	Expect(os.WriteFile(adminKubeconfig, apiServer.Env.KubeConfig, 0o600)).To(Succeed())
+	kcm, err = framework.StartControllerManager(framework.ControllerManagerOptions{Kubeconfig: adminKubeconfig,
+		Controllers: []string{"clusterrole-aggregation"}, LogFile: filepath.Join(kcmDir, "kube-controller-manager.log")})
+	Expect(err).NotTo(HaveOccurred())
 
 	By("installing the chart's templates as `helm install` renders them")
 	Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: framework.ChartNamespace}})).To(Succeed())
@@ -93,15 +102,19 @@ var _ = AfterSuite(func() {
 	// not allow is a bug even when the manager retries and a spec still passes.
 	refused, err := audit.RefusedRequests()
 	Expect(err).NotTo(HaveOccurred())
+	if kcm != nil {
+		Expect(kcm.Stop()).To(Succeed())
+	}
 	Expect(apiServer.Stop()).To(Succeed())
 	Expect(refused).To(BeEmpty(), "requests of the manager the API server refused under the chart's RBAC")
 })
 
-// auditDir holds the API server's audit log for the whole suite (GinkgoT().TempDir() is
-// removed after the first spec that asks for it).
-func auditDir() string {
+// suiteDir is a directory for the whole suite: the API server's audit log,
+// kube-controller-manager's kubeconfig and log (GinkgoT().TempDir() is removed after the
+// first spec that asks for it).
+func suiteDir() string {
 	GinkgoHelper()
-	dir, err := os.MkdirTemp("", "chart-audit-")
+	dir, err := os.MkdirTemp("", "chart-suite-")
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(os.RemoveAll, dir)
 	return dir

@@ -99,6 +99,9 @@ var _ = Describe("the manager's metrics with --metrics-secure, as the chart runs
 			}
 			return body, err
 		}).WithTimeout(30 * time.Second).Should(MatchRegexp(`rest_client_requests_total\{code="200"`))
+		_, body, err := scrape(metrics, token["prometheus"])
+		Expect(err).NotTo(HaveOccurred())
+		Expect(body).To(MatchRegexp(`(?m)^argocd_pull_build_info\{commit="[^"]+",go_version="go[^"]+",version="[^"]+"\} 1$`))
 
 		By("refusing a scrape without a token")
 		code, body, err := scrape(metrics, "")
