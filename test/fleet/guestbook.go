@@ -75,11 +75,6 @@ func NewGuestbookRepo(dir string) (*LocalGitRepo, error) {
 	return NewLocalGitRepo(dir, map[string]string{GuestbookPath: GuestbookYAML})
 }
 
-// ReadExample reads the one object of examples/path ("pull/02-placement.yaml").
-func ReadExample(path string) (*unstructured.Unstructured, error) {
-	return framework.ReadExample(path)
-}
-
 // DefaultClusterSetBindingExample binds the "default" ManagedClusterSet, which
 // examples/pull/02-placement.yaml selects from, to namespace argocd: the story's first step.
 const DefaultClusterSetBindingExample = "pull/01-managedclustersetbinding.yaml"
@@ -116,7 +111,7 @@ func BindDefaultClusterSet(ctx context.Context, hub client.Client, namespace str
 			return fmt.Errorf("adding %s to the default ManagedClusterSet: %w", c, err)
 		}
 	}
-	binding, err := ReadExample(DefaultClusterSetBindingExample)
+	binding, err := framework.ReadExample(DefaultClusterSetBindingExample)
 	if err != nil {
 		return err
 	}
@@ -210,7 +205,7 @@ func WaitForGitOpsClusterSuccessful(ctx context.Context, hub client.Client, name
 // GuestbookApplicationSetFor is examples/pull/04-applicationset-guestbook.yaml with repoURL
 // as its source: the one substitution the fleet needs, which serves its own repository.
 func GuestbookApplicationSetFor(repoURL string) (*unstructured.Unstructured, error) {
-	set, err := ReadExample(PullApplicationSetExample)
+	set, err := framework.ReadExample(PullApplicationSetExample)
 	if err != nil {
 		return nil, err
 	}

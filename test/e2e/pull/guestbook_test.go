@@ -310,7 +310,7 @@ func nested(u *unstructured.Unstructured, fields ...string) string {
 // readExample reads the one object of examples/path.
 func readExample(path string) *unstructured.Unstructured {
 	GinkgoHelper()
-	obj, err := fleet.ReadExample(path)
+	obj, err := framework.ReadExample(path)
 	Expect(err).NotTo(HaveOccurred())
 	return obj
 }

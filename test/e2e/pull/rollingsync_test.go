@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/fleet"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
 
 // examples/rollingsync/ as it ships: an ApplicationSet with the RollingSync strategy rolls
@@ -231,7 +232,7 @@ func createGlobalClusterSetBinding(ctx SpecContext) client.Object {
 	Eventually(func() error {
 		return hub.Get(ctx, client.ObjectKey{Name: "global"}, &clusterv1beta2.ManagedClusterSet{})
 	}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
-	binding, err := fleet.ReadExample("hub-rendered/01-managedclustersetbinding.yaml")
+	binding, err := framework.ReadExample("hub-rendered/01-managedclustersetbinding.yaml")
 	Expect(err).NotTo(HaveOccurred())
 	Expect(binding.GetNamespace()).To(Equal(argoNS))
 	err = hub.Create(ctx, binding)
