@@ -164,7 +164,7 @@ func guestbookAt(rev int, path string) string {
 }
 
 // appSetObject is ApplicationSet s as the harness applies it: the pull-model template of
-// examples/applicationset-guestbook.yaml on appSetPlacement, at s.src.
+// examples/pull/04-applicationset-guestbook.yaml on appSetPlacement, at s.src.
 func (h *harness) appSetObject(s *appSet) *unstructured.Unstructured {
 	set := &unstructured.Unstructured{Object: map[string]any{
 		"spec": map[string]any{

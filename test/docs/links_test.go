@@ -11,11 +11,11 @@ import (
 // markdownLink is an inline link or image: [text](target) or [text](target "title").
 var markdownLink = regexp.MustCompile(`\]\(([^)\s]+)(?:\s+"[^"]*")?\)`)
 
-// docFiles are the pages users and developers read: the README, CONTRIBUTING.md and
-// everything under docs/.
+// docFiles are the pages users and developers read: the README, CONTRIBUTING.md,
+// examples/README.md and everything under docs/.
 func docFiles(t *testing.T, root string) []string {
 	t.Helper()
-	files := []string{filepath.Join(root, "README.md"), filepath.Join(root, "CONTRIBUTING.md")}
+	files := []string{filepath.Join(root, "README.md"), filepath.Join(root, "CONTRIBUTING.md"), filepath.Join(root, "examples", "README.md")}
 	err := filepath.WalkDir(filepath.Join(root, "docs"), func(path string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".md") {
 			files = append(files, path)

@@ -1,25 +1,22 @@
 package fleet
 
-// The example the README walks through (examples/), as the e2e suite and the sandbox
-// apply it: a Placement of the default ManagedClusterSet, a GitOpsCluster, and the
-// guestbook ApplicationSet reading a local git repository.
+// The example the README walks through (examples/pull/), as the e2e suite and the sandbox
+// apply it: the default ManagedClusterSet bound, a Placement of it, a GitOpsCluster, and
+// the guestbook ApplicationSet reading a local git repository.
 
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
+	appsv1beta1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1beta1"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
 
@@ -54,14 +51,20 @@ spec:
         - containerPort: 80
 `
 
-// Names in examples/.
+// The pull story of examples/ (examples/pull/, applied in order) and its names.
 const (
+	// PullExamples is the directory of the pull-model story.
+	PullExamples = "pull"
+	// PullApplicationSetExample is its ApplicationSet, the last file of the story.
+	PullApplicationSetExample = "pull/04-applicationset-guestbook.yaml"
 	// GuestbookPath is the guestbook's path in its repository.
 	GuestbookPath = "guestbook/guestbook.yaml"
-	// GuestbookApplicationSet is the ApplicationSet of examples/applicationset-guestbook.yaml.
+	// GuestbookApplicationSet is the ApplicationSet of PullApplicationSetExample.
 	GuestbookApplicationSet = "guestbook-app"
-	// GuestbookPlacement is the Placement of examples/placement.yaml.
+	// GuestbookPlacement is the Placement of examples/pull/02-placement.yaml.
 	GuestbookPlacement = "guestbook-app-placement"
+	// GuestbookGitOpsCluster is the GitOpsCluster of examples/pull/03-gitopscluster.yaml.
+	GuestbookGitOpsCluster = "argo-ocm-importer"
 	// GeneratorConfigMap is the duck-type ConfigMap the GitOpsCluster controller writes
 	// for the ApplicationSet's clusterDecisionResource generator.
 	GeneratorConfigMap = "ocm-placement-generator"
@@ -72,28 +75,11 @@ func NewGuestbookRepo(dir string) (*LocalGitRepo, error) {
 	return NewLocalGitRepo(dir, map[string]string{GuestbookPath: GuestbookYAML})
 }
 
-// ReadExample reads the one object of examples/file.
-func ReadExample(file string) (*unstructured.Unstructured, error) {
-	root, err := framework.RepoRoot()
-	if err != nil {
-		return nil, err
-	}
-	data, err := os.ReadFile(filepath.Join(root, "examples", file))
-	if err != nil {
-		return nil, err
-	}
-	obj := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal(data, &obj.Object); err != nil {
-		return nil, fmt.Errorf("examples/%s: %w", file, err)
-	}
-	return obj, nil
-}
-
 // DefaultClusterSetBindingExample binds the "default" ManagedClusterSet, which
-// examples/placement.yaml selects from, to namespace argocd.
-const DefaultClusterSetBindingExample = "managedclustersetbinding.yaml"
+// examples/pull/02-placement.yaml selects from, to namespace argocd: the story's first step.
+const DefaultClusterSetBindingExample = "pull/01-managedclustersetbinding.yaml"
 
-// BindDefaultClusterSet applies examples/managedclustersetbinding.yaml to namespace, as
+// BindDefaultClusterSet applies examples/pull/01-managedclustersetbinding.yaml to namespace, as
 // `clusteradm clusterset bind default --namespace ns` would create it, and waits for what
 // that waits for: the binding bound and the set holding clusters.
 // A real hub's registration webhook puts every new ManagedCluster into the default set
@@ -125,7 +111,7 @@ func BindDefaultClusterSet(ctx context.Context, hub client.Client, namespace str
 			return fmt.Errorf("adding %s to the default ManagedClusterSet: %w", c, err)
 		}
 	}
-	binding, err := ReadExample(DefaultClusterSetBindingExample)
+	binding, err := framework.ReadExample(DefaultClusterSetBindingExample)
 	if err != nil {
 		return err
 	}
@@ -152,44 +138,74 @@ func BindDefaultClusterSet(ctx context.Context, hub client.Client, namespace str
 	return nil
 }
 
-// ApplyGuestbookExample applies examples/placement.yaml and gitopscluster.yaml, waits for
-// the generator ConfigMap the GitOpsCluster writes (Argo CD's applicationset-controller
-// retries a missing one only after 3 minutes), then applies
-// examples/applicationset-guestbook.yaml with repoURL as its source.
+// ApplyGuestbookExample applies the rest of examples/pull/ in order, as
+// examples/README.md tells: ApplyPullExamplesUpToApplicationSet, then, once the
+// GitOpsCluster's phase is successful (its generator ConfigMap written: Argo CD's
+// applicationset-controller retries a missing one only after 3 minutes), the
+// ApplicationSet with repoURL as its source.
 func ApplyGuestbookExample(ctx context.Context, hub client.Client, repoURL string) error {
-	for _, file := range []string{"placement.yaml", "gitopscluster.yaml"} {
-		obj, err := ReadExample(file)
-		if err != nil {
-			return err
-		}
-		if err := hub.Create(ctx, obj); err != nil {
-			return fmt.Errorf("applying examples/%s: %w", file, err)
-		}
+	if err := ApplyPullExamplesUpToApplicationSet(ctx, hub); err != nil {
+		return err
 	}
-	waitCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	if err := wait.PollUntilContextCancel(waitCtx, 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		err := hub.Get(ctx, client.ObjectKey{Namespace: framework.ChartNamespace, Name: GeneratorConfigMap}, &metav1.PartialObjectMetadata{
-			TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		})
-		return err == nil, client.IgnoreNotFound(err)
-	}); err != nil {
-		return fmt.Errorf("waiting for the GitOpsCluster's ConfigMap %s: %w", GeneratorConfigMap, err)
+	if err := WaitForGitOpsClusterSuccessful(ctx, hub, framework.ChartNamespace, GuestbookGitOpsCluster); err != nil {
+		return err
 	}
 	set, err := GuestbookApplicationSetFor(repoURL)
 	if err != nil {
 		return err
 	}
 	if err := hub.Create(ctx, set); err != nil {
-		return fmt.Errorf("applying examples/applicationset-guestbook.yaml: %w", err)
+		return fmt.Errorf("applying examples/%s: %w", PullApplicationSetExample, err)
 	}
 	return nil
 }
 
-// GuestbookApplicationSetFor is examples/applicationset-guestbook.yaml with repoURL as its
-// source.
+// ApplyPullExamplesUpToApplicationSet applies, in order, the files of examples/pull/
+// between its first (the binding, BindDefaultClusterSet's) and its last (the
+// ApplicationSet, which waits for the GitOpsCluster). It fails when the story no longer
+// starts and ends with those two, so no file of it goes unapplied.
+func ApplyPullExamplesUpToApplicationSet(ctx context.Context, hub client.Client) error {
+	files, err := framework.ReadExamples(PullExamples)
+	if err != nil {
+		return err
+	}
+	if len(files) < 2 || files[0].Path != DefaultClusterSetBindingExample || files[len(files)-1].Path != PullApplicationSetExample {
+		return fmt.Errorf("examples/%s/ no longer starts with %s and ends with %s", PullExamples, DefaultClusterSetBindingExample, PullApplicationSetExample)
+	}
+	for _, f := range files[1 : len(files)-1] {
+		for _, obj := range f.Objects {
+			if err := hub.Create(ctx, obj); err != nil {
+				return fmt.Errorf("applying examples/%s: %w", f.Path, err)
+			}
+		}
+	}
+	return nil
+}
+
+// WaitForGitOpsClusterSuccessful waits, as `kubectl wait gitopscluster/name
+// --for=jsonpath='{.status.phase}'=successful --timeout=2m` does, until the GitOpsCluster
+// has registered its clusters and written the generator ConfigMap.
+func WaitForGitOpsClusterSuccessful(ctx context.Context, hub client.Client, namespace, name string) error {
+	waitCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	var phase string
+	if err := wait.PollUntilContextCancel(waitCtx, 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		gc := &appsv1beta1.GitOpsCluster{}
+		if err := hub.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, gc); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		phase = gc.Status.Phase
+		return phase == appsv1beta1.PhaseSuccessful, nil
+	}); err != nil {
+		return fmt.Errorf("waiting for GitOpsCluster %s/%s to be successful (phase %q): %w", namespace, name, phase, err)
+	}
+	return nil
+}
+
+// GuestbookApplicationSetFor is examples/pull/04-applicationset-guestbook.yaml with repoURL
+// as its source: the one substitution the fleet needs, which serves its own repository.
 func GuestbookApplicationSetFor(repoURL string) (*unstructured.Unstructured, error) {
-	set, err := ReadExample("applicationset-guestbook.yaml")
+	set, err := framework.ReadExample(PullApplicationSetExample)
 	if err != nil {
 		return nil, err
 	}

@@ -190,7 +190,7 @@ var _ = Describe("Scenarios 2 and 3: errors on a cluster reach the hub", Ordered
 // report) gone.
 func createErrorsAppSet(ctx SpecContext, name, repoURL, path string) {
 	GinkgoHelper()
-	set := readExample("applicationset-guestbook.yaml")
+	set := readExample(fleet.PullApplicationSetExample)
 	set.SetName(name)
 	Expect(unstructured.SetNestedField(set.Object, []any{map[string]any{"clusterDecisionResource": map[string]any{
 		"configMapRef":        "ocm-placement-generator",

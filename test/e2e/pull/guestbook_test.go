@@ -58,13 +58,9 @@ var _ = Describe("The guestbook example", Ordered, func() {
 		head, err = repo.Head()
 		Expect(err).NotTo(HaveOccurred())
 
-		By("binding the default ManagedClusterSet to argocd, as `clusteradm clusterset bind default --namespace argocd` does")
+		By("applying examples/pull/ in order: the binding of the default ManagedClusterSet, then every file before the ApplicationSet")
 		Expect(fleet.BindDefaultClusterSet(ctx, hub, argoNS, clusters)).To(Succeed())
-
-		By("applying examples/placement.yaml and gitopscluster.yaml")
-		for _, file := range []string{"placement.yaml", "gitopscluster.yaml"} {
-			Expect(hub.Create(ctx, readExample(file))).To(Succeed(), file)
-		}
+		Expect(fleet.ApplyPullExamplesUpToApplicationSet(ctx, hub)).To(Succeed())
 	})
 
 	It("has the addon available on both clusters", func(ctx SpecContext) {
@@ -81,7 +77,7 @@ var _ = Describe("The guestbook example", Ordered, func() {
 	It("has the Placement decide on both clusters and the GitOpsCluster register them with Argo CD", func(ctx SpecContext) {
 		start := time.Now()
 		Eventually(func(g Gomega) {
-			g.Expect(decidedClusters(ctx, g, "guestbook-app-placement")).To(ConsistOf(clusters))
+			g.Expect(decidedClusters(ctx, g, fleet.GuestbookPlacement)).To(ConsistOf(clusters))
 		}).WithContext(ctx).WithTimeout(3 * time.Minute).WithPolling(500 * time.Millisecond).Should(Succeed())
 		AddReportEntry("placement decided", time.Since(start).Round(100*time.Millisecond).String())
 		Eventually(func(g Gomega) {
@@ -95,11 +91,13 @@ var _ = Describe("The guestbook example", Ordered, func() {
 		AddReportEntry("cluster secrets and generator ConfigMap", time.Since(start).Round(100*time.Millisecond).String())
 	})
 
-	// The ApplicationSet comes after the GitOpsCluster has written the generator ConfigMap:
-	// Argo CD's applicationset-controller retries a generator error (ConfigMap not found)
-	// only after 3 minutes. It requeues every 30 s (requeueAfterSeconds) otherwise.
+	// The ApplicationSet comes after the GitOpsCluster has written the generator ConfigMap
+	// (examples/README.md's kubectl wait): Argo CD's applicationset-controller retries a
+	// generator error (ConfigMap not found) only after 3 minutes. It requeues every 30 s
+	// (requeueAfterSeconds) otherwise.
 	It("renders one hub Application per cluster from the placement decisions", func(ctx SpecContext) {
-		By("applying examples/applicationset-guestbook.yaml (repoURL: the local repository)")
+		By("waiting for the GitOpsCluster to be successful, then applying " + fleet.PullApplicationSetExample + " (repoURL: the local repository)")
+		Expect(fleet.WaitForGitOpsClusterSuccessful(ctx, hub, argoNS, fleet.GuestbookGitOpsCluster)).To(Succeed())
 		set, err := fleet.GuestbookApplicationSetFor(repo.URL)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(set.GroupVersionKind()).To(Equal(appSetGVK))
@@ -310,10 +308,10 @@ func nested(u *unstructured.Unstructured, fields ...string) string {
 	return s
 }
 
-// readExample reads one object from examples/.
-func readExample(file string) *unstructured.Unstructured {
+// readExample reads the one object of examples/path.
+func readExample(path string) *unstructured.Unstructured {
 	GinkgoHelper()
-	obj, err := fleet.ReadExample(file)
+	obj, err := framework.ReadExample(path)
 	Expect(err).NotTo(HaveOccurred())
 	return obj
 }

@@ -42,7 +42,7 @@ const (
 	hubRenderedAppSet        = "guestbook-hub-rendered"
 	hubRenderedPlacement     = "guestbook-hub-rendered-placement"
 	hubRenderedGitOpsCluster = "hub-rendered-importer"
-	// hubRenderedClusterLabel is the label examples/placement-hub-rendered.yaml selects.
+	// hubRenderedClusterLabel is the label examples/hub-rendered/02-placement.yaml selects.
 	hubRenderedClusterLabel = "delivery"
 	hubRenderedClusterValue = "hub-rendered"
 	// hubRenderedNS is the plugin env NAMESPACE of the example: where the guestbook's
@@ -59,6 +59,8 @@ var _ = Describe("Hub-rendered delivery", Ordered, ContinueOnFailure, func() {
 		// name of its ManifestWork.
 		app   = hubRenderedCluster + "-" + hubRenderedAppSet
 		spoke client.Client
+		// appSet is examples/hub-rendered/'s last step, applied by the first spec.
+		appSet *unstructured.Unstructured
 	)
 
 	BeforeAll(func(ctx SpecContext) {
@@ -75,21 +77,7 @@ var _ = Describe("Hub-rendered delivery", Ordered, ContinueOnFailure, func() {
 			setClusterLabel(ctx, hubRenderedCluster, hubRenderedClusterLabel, "")
 		})
 
-		By("binding the global ManagedClusterSet to argocd, as `clusteradm clusterset bind global --namespace argocd` does")
-		bindGlobalClusterSet(ctx)
-
-		By("applying examples/placement-hub-rendered.yaml and gitopscluster-hub-rendered.yaml")
-		for _, file := range []string{"placement-hub-rendered.yaml", "gitopscluster-hub-rendered.yaml"} {
-			obj := readExample(file)
-			Expect(hub.Create(ctx, obj)).To(Succeed(), file)
-			DeferCleanup(func(ctx SpecContext) {
-				Expect(client.IgnoreNotFound(hub.Delete(ctx, obj))).To(Succeed(), file)
-				Eventually(func() bool {
-					err := hub.Get(ctx, client.ObjectKeyFromObject(obj), obj.DeepCopy())
-					return apierrors.IsNotFound(err)
-				}).WithContext(ctx).WithTimeout(time.Minute).Should(BeTrue(), "%s is not gone", file)
-			}, NodeTimeout(2*time.Minute))
-		}
+		appSet = applyStory(ctx, "hub-rendered")
 		// Runs first (cleanups run last in, first out): the ApplicationSet goes before its
 		// Placement, whatever failed on the way.
 		DeferCleanup(deleteHubRenderedAppSet, app, NodeTimeout(3*time.Minute))
@@ -106,9 +94,9 @@ var _ = Describe("Hub-rendered delivery", Ordered, ContinueOnFailure, func() {
 	}, NodeTimeout(5*time.Minute))
 
 	It("generates the hub Application, which the hub's Argo CD syncs through the plugin", func(ctx SpecContext) {
-		By("applying examples/applicationset-hub-rendered.yaml (repoURL: the local repository)")
-		set := readExample("applicationset-hub-rendered.yaml")
-		Expect(set.GroupVersionKind()).To(Equal(appSetGVK))
+		By("applying examples/hub-rendered/'s ApplicationSet (repoURL: the local repository)")
+		set := appSet
+		Expect(set.GetName()).To(Equal(hubRenderedAppSet))
 		Expect(unstructured.SetNestedField(set.Object, gitRepo.URL, "spec", "template", "spec", "source", "repoURL")).To(Succeed())
 		Expect(hub.Create(ctx, set)).To(Succeed())
 

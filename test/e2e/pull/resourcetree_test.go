@@ -210,7 +210,7 @@ func treeReport(ctx SpecContext, g Gomega) *appsv1alpha1.MulticlusterApplication
 // on treeCluster: webRepo's web, configRepo's config) and registers its clean-up.
 func createTreeAppSet(ctx SpecContext, webRepo, configRepo string) {
 	GinkgoHelper()
-	set := readExample("applicationset-guestbook.yaml")
+	set := readExample(fleet.PullApplicationSetExample)
 	set.SetName(treeAppSet)
 	Expect(unstructured.SetNestedField(set.Object, []any{map[string]any{"list": map[string]any{
 		"elements": []any{map[string]any{"name": treeCluster}},

@@ -14,32 +14,34 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/utils/ptr"
-	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	appsv1beta1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1beta1"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/fleet"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
 
-// An ApplicationSet with the RollingSync strategy rolls out through the pull model step by
-// step, twice: the hub's real applicationset-controller (--enable-progressive-syncs) sets
-// .operation on one hub Application per step, the pull model runs it once on that cluster,
-// and the controller moves on only once the hub Application shows the sync done and the
-// Application Healthy. The first rollout creates the Applications; the second changes the
-// template (a new path). A request the hub kept forever would sync every cluster at once on
-// the second rollout; one delivered twice would sync a cluster twice (two history entries);
-// a hub Application that showed Synced until its cluster compared the new path would let
-// the second step go first.
+// examples/rollingsync/ as it ships: an ApplicationSet with the RollingSync strategy rolls
+// out through the pull model stage by stage, twice: the hub's real applicationset-controller
+// (--enable-progressive-syncs) sets .operation on the hub Applications of one step at a
+// time, the pull model runs it once on that cluster, and the controller moves on only once
+// the hub Application shows the sync done and the Application Healthy. The first rollout
+// creates the Applications; the second changes the template (a new path). A request the hub
+// kept forever would sync every cluster at once on the second rollout; one delivered twice
+// would sync a cluster twice (two history entries); a hub Application that showed Synced
+// until its cluster compared the new path would let the second step go first.
+//
+// The example's only substitution is the repository the fleet serves; the clusters get the
+// stage labels its README gives them.
 const (
-	rollingAppSet    = "rolling"
-	rollingPlacement = "rolling-placement"
-	rollingLabel     = "e2e.argocd-pull/rolling"
-	rollingNS        = "rolling-e2e"
-	rollingPath      = "cm"
-	rollingPathV2    = "cm-v2"
+	rollingAppSet = "guestbook-rolling"
+	// rollingStageLabel is the ManagedCluster label the example's Placements select.
+	rollingStageLabel = "rollout-stage"
+	// rollingNS is the example's destination namespace.
+	rollingNS     = "guestbook-rolling"
+	rollingPath   = "guestbook"
+	rollingPathV2 = "guestbook-v2"
 )
 
 // rollingConfigMap is the repository's only manifest: a ConfigMap is Healthy once it
@@ -54,11 +56,12 @@ data:
 `
 }
 
-var _ = Describe("RollingSync through the pull model", Ordered, func() {
+var _ = Describe("RollingSync through the pull model (examples/rollingsync)", Ordered, func() {
 	var (
 		repo *fleet.LocalGitRepo
-		// rolloutOrder is the order of the steps: one cluster per step.
+		// rolloutOrder is the order of the steps: one cluster per stage.
 		rolloutOrder = []string{"cluster1", "cluster2"}
+		stages       = map[string]string{"cluster1": "canary", "cluster2": "main"}
 	)
 
 	BeforeAll(func(ctx SpecContext) {
@@ -69,50 +72,26 @@ var _ = Describe("RollingSync through the pull model", Ordered, func() {
 		})
 		Expect(err).NotTo(HaveOccurred())
 
-		By("labelling both clusters and binding the global ManagedClusterSet to argocd")
+		By("labelling the clusters with their stage, as examples/README.md does")
 		for _, c := range rolloutOrder {
-			setClusterLabel(ctx, c, rollingLabel, "true")
+			setClusterLabel(ctx, c, rollingStageLabel, stages[c])
 		}
-		bindGlobalClusterSet(ctx)
 		DeferCleanup(func(ctx SpecContext) {
 			for _, c := range rolloutOrder {
-				setClusterLabel(ctx, c, rollingLabel, "")
+				setClusterLabel(ctx, c, rollingStageLabel, "")
 			}
 		})
 
-		By("creating a Placement of both clusters and a GitOpsCluster for it")
-		placement := &clusterv1beta1.Placement{
-			ObjectMeta: metav1.ObjectMeta{Name: rollingPlacement, Namespace: argoNS},
-			Spec: clusterv1beta1.PlacementSpec{
-				ClusterSets: []string{"global"},
-				Predicates: []clusterv1beta1.ClusterPredicate{{RequiredClusterSelector: clusterv1beta1.ClusterSelector{
-					LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{rollingLabel: "true"}},
-				}}},
-			},
-		}
-		Expect(hub.Create(ctx, placement)).To(Succeed())
-		gitops := &appsv1beta1.GitOpsCluster{
-			ObjectMeta: metav1.ObjectMeta{Name: "rolling-importer", Namespace: argoNS},
-			Spec: appsv1beta1.GitOpsClusterSpec{
-				ArgoServer: appsv1beta1.ArgoServerSpec{ArgoNamespace: argoNS},
-				PlacementRef: &corev1.ObjectReference{
-					APIVersion: "cluster.open-cluster-management.io/v1beta1", Kind: "Placement", Name: rollingPlacement,
-				},
-				CreateBlankClusterSecrets: ptr.To(true),
-			},
-		}
-		Expect(hub.Create(ctx, gitops)).To(Succeed())
-		DeferCleanup(func(ctx SpecContext) {
-			Expect(client.IgnoreNotFound(hub.Delete(ctx, gitops))).To(Succeed())
-			Expect(client.IgnoreNotFound(hub.Delete(ctx, placement))).To(Succeed())
-		})
+		set := applyStory(ctx, "rollingsync")
 		Eventually(func(g Gomega) {
-			g.Expect(decidedClusters(ctx, g, rollingPlacement)).To(ConsistOf(rolloutOrder))
-			g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: argoNS, Name: "ocm-placement-generator"}, &corev1.ConfigMap{})).To(Succeed())
+			for _, c := range rolloutOrder {
+				g.Expect(decidedClusters(ctx, g, "guestbook-rolling-"+stages[c])).To(ConsistOf(c))
+			}
+			g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: argoNS, Name: fleet.GeneratorConfigMap}, &corev1.ConfigMap{})).To(Succeed())
 		}).WithContext(ctx).WithTimeout(3 * time.Minute).WithPolling(500 * time.Millisecond).Should(Succeed())
 
-		By("creating the ApplicationSet with a two-step RollingSync")
-		createRollingAppSet(ctx, repo.URL, rolloutOrder)
+		By("applying examples/rollingsync/'s ApplicationSet (repoURL: the local repository)")
+		createRollingAppSet(ctx, set, repo.URL, rolloutOrder)
 	})
 
 	for rollout := 1; rollout <= 2; rollout++ {
@@ -186,33 +165,12 @@ var _ = Describe("RollingSync through the pull model", Ordered, func() {
 	}
 })
 
-// createRollingAppSet creates the RollingSync ApplicationSet over rollingPlacement, one
-// step per cluster in order, and registers its clean-up: it and everything it made gone.
-func createRollingAppSet(ctx SpecContext, repoURL string, order []string) {
+// createRollingAppSet creates set, the example's RollingSync ApplicationSet, reading
+// repoURL, and registers its clean-up: it and everything it made gone.
+func createRollingAppSet(ctx SpecContext, set *unstructured.Unstructured, repoURL string, order []string) {
 	GinkgoHelper()
-	set := readExample("applicationset-guestbook.yaml")
-	set.SetName(rollingAppSet)
-	Expect(unstructured.SetNestedField(set.Object, []any{map[string]any{"clusterDecisionResource": map[string]any{
-		"configMapRef":        "ocm-placement-generator",
-		"labelSelector":       map[string]any{"matchLabels": map[string]any{clusterv1beta1.PlacementLabel: rollingPlacement}},
-		"requeueAfterSeconds": int64(30),
-	}}}, "spec", "generators")).To(Succeed())
-	steps := make([]any, 0, len(order))
-	for _, c := range order {
-		steps = append(steps, map[string]any{"matchExpressions": []any{map[string]any{
-			"key": "rolling-step", "operator": "In", "values": []any{c},
-		}}})
-	}
-	Expect(unstructured.SetNestedField(set.Object, map[string]any{
-		"type": "RollingSync", "rollingSync": map[string]any{"steps": steps},
-	}, "spec", "strategy")).To(Succeed())
-	Expect(unstructured.SetNestedField(set.Object, "{{name}}-"+rollingAppSet, "spec", "template", "metadata", "name")).To(Succeed())
-	Expect(unstructured.SetNestedField(set.Object, "{{name}}", "spec", "template", "metadata", "labels", "rolling-step")).To(Succeed())
+	Expect(set.GetName()).To(Equal(rollingAppSet))
 	Expect(unstructured.SetNestedField(set.Object, repoURL, "spec", "template", "spec", "source", "repoURL")).To(Succeed())
-	Expect(unstructured.SetNestedField(set.Object, rollingPath, "spec", "template", "spec", "source", "path")).To(Succeed())
-	Expect(unstructured.SetNestedField(set.Object, rollingNS, "spec", "template", "spec", "destination", "namespace")).To(Succeed())
-	// RollingSync triggers the syncs itself (the controller drops automated anyway).
-	unstructured.RemoveNestedField(set.Object, "spec", "template", "spec", "syncPolicy", "automated")
 	Expect(hub.Create(ctx, set)).To(Succeed())
 
 	DeferCleanup(func(ctx SpecContext) {
@@ -254,7 +212,7 @@ func setRollingPath(ctx SpecContext, path string) {
 }
 
 // bindGlobalClusterSet binds the global ManagedClusterSet (every cluster) to argocd with
-// examples/managedclustersetbinding-hub-rendered.yaml, as `clusteradm clusterset bind
+// examples/hub-rendered/01-managedclustersetbinding.yaml, as `clusteradm clusterset bind
 // global --namespace argocd` would. Other scenarios bind it
 // too: a binding made here goes when the calling container's clean-ups run, one that
 // exists is left as it is.
@@ -274,7 +232,7 @@ func createGlobalClusterSetBinding(ctx SpecContext) client.Object {
 	Eventually(func() error {
 		return hub.Get(ctx, client.ObjectKey{Name: "global"}, &clusterv1beta2.ManagedClusterSet{})
 	}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
-	binding, err := fleet.ReadExample("managedclustersetbinding-hub-rendered.yaml")
+	binding, err := framework.ReadExample("hub-rendered/01-managedclustersetbinding.yaml")
 	Expect(err).NotTo(HaveOccurred())
 	Expect(binding.GetNamespace()).To(Equal(argoNS))
 	err = hub.Create(ctx, binding)

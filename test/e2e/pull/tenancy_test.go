@@ -202,7 +202,7 @@ var _ = Describe("Tenancy: a team's mistakes on a shared hub", Ordered, func() {
 	})
 
 	It("shows an ApplicationSet's refused cluster in its report, while its allowed cluster runs", func(ctx SpecContext) {
-		set := readExample("applicationset-guestbook.yaml")
+		set := readExample(fleet.PullApplicationSetExample)
 		set.SetName(teamAppSet)
 		Expect(unstructured.SetNestedField(set.Object, []any{map[string]any{"list": map[string]any{
 			"elements": []any{map[string]any{"name": allowedCluster}, map[string]any{"name": deniedCluster}},

@@ -184,7 +184,7 @@ var _ = Describe("Scenario 8: every reason an Application does not run is visibl
 // no Argo CD on the cluster would ever remove in visSpokeNS.
 func createVisibilityAppSet(ctx SpecContext, repoURL string) {
 	GinkgoHelper()
-	set := readExample("applicationset-guestbook.yaml")
+	set := readExample(fleet.PullApplicationSetExample)
 	set.SetName(visAppSet)
 	Expect(unstructured.SetNestedField(set.Object, []any{map[string]any{"list": map[string]any{
 		"elements": []any{map[string]any{"name": visCluster}},

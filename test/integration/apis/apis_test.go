@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
@@ -23,12 +21,10 @@ import (
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 	appsv1beta1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1beta1"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/builders"
-	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
 
 var testNamespaces = []string{"argocd", "cluster1"}
@@ -363,21 +359,3 @@ func getTable(ctx context.Context, path string) *metav1.Table {
 	Expect(json.Unmarshal(raw, table)).To(Succeed())
 	return table
 }
-
-var _ = Describe("the examples", func() {
-	It("are accepted by the API server as they are", func(ctx context.Context) {
-		root, err := framework.RepoRoot()
-		Expect(err).NotTo(HaveOccurred())
-		files, err := filepath.Glob(filepath.Join(root, "examples", "*.yaml"))
-		Expect(err).NotTo(HaveOccurred())
-		Expect(files).NotTo(BeEmpty())
-		for _, f := range files {
-			data, err := os.ReadFile(f)
-			Expect(err).NotTo(HaveOccurred())
-			u := &unstructured.Unstructured{}
-			Expect(yaml.Unmarshal(data, &u.Object)).To(Succeed(), f)
-			// A dry run validates against the schema without leaving the object behind.
-			Expect(k8s.Create(ctx, u, client.DryRunAll)).To(Succeed(), f)
-		}
-	})
-})

@@ -262,8 +262,8 @@ func (t *tracker) reportSizes() []int {
 }
 
 // newApplicationSet is an ApplicationSet with the pull-model template of
-// examples/applicationset-guestbook.yaml. No ApplicationSet controller runs: the benchmark
-// renders its Applications itself.
+// examples/pull/04-applicationset-guestbook.yaml. No ApplicationSet controller runs: the
+// benchmark renders its Applications itself.
 func newApplicationSet(name string) *argov1alpha1.ApplicationSet {
 	return &argov1alpha1.ApplicationSet{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: argoNamespace},
