@@ -22,6 +22,12 @@ import (
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/version"
 )
 
+func init() {
+	// The command tree may run more than once in a process (the tests run it per case):
+	// applying the same logging configuration again is no change, a different one an error.
+	logsapi.ReapplyHandling = logsapi.ReapplyHandlingIgnoreUnchanged
+}
+
 // NewRootCommand is the binary's root command with every subcommand and the logging
 // flags of Kubernetes' components (k8s.io/component-base/logs), as argocd-pull-addon.
 func NewRootCommand() *cobra.Command {
