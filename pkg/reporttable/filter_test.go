@@ -6,27 +6,28 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/builders"
 )
 
 func TestNeedsAttention(t *testing.T) {
 	tests := map[string]struct {
-		entry *entry
+		entry *builders.ClusterEntryBuilder
 		want  bool
 	}{
-		"synced, healthy, agent available":     {entry: newEntry("c1").status("Synced", "Healthy").agent(true), want: false},
-		"agent not said (hub-rendered, terse)": {entry: newEntry("c1").status("Synced", "Healthy"), want: false},
-		"agent unavailable":                    {entry: newEntry("c1").status("Synced", "Healthy").agent(false), want: true},
-		"out of sync":                          {entry: newEntry("c1").status("OutOfSync", "Healthy").agent(true), want: true},
-		"progressing":                          {entry: newEntry("c1").status("Synced", "Progressing").agent(true), want: true},
-		"no status yet":                        {entry: newEntry("c1").agent(true), want: true},
+		"synced, healthy, agent available":     {entry: builders.ClusterEntry("c1").Status("Synced", "Healthy").Agent(true), want: false},
+		"agent not said (hub-rendered, terse)": {entry: builders.ClusterEntry("c1").Status("Synced", "Healthy"), want: false},
+		"agent unavailable":                    {entry: builders.ClusterEntry("c1").Status("Synced", "Healthy").Agent(false), want: true},
+		"out of sync":                          {entry: builders.ClusterEntry("c1").Status("OutOfSync", "Healthy").Agent(true), want: true},
+		"progressing":                          {entry: builders.ClusterEntry("c1").Status("Synced", "Progressing").Agent(true), want: true},
+		"no status yet":                        {entry: builders.ClusterEntry("c1").Agent(true), want: true},
 		"a warning on a healthy, synced entry": {
-			entry: newEntry("c1").status("Synced", "Healthy").agent(true).condition("SharedResourceWarning", "also in app b"),
+			entry: builders.ClusterEntry("c1").Status("Synced", "Healthy").Agent(true).Condition("SharedResourceWarning", "also in app b"),
 			want:  true,
 		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			e := tc.entry.obj()
+			e := tc.entry.Build()
 			if got := NeedsAttention(&e); got != tc.want {
 				t.Errorf("NeedsAttention = %v, want %v", got, tc.want)
 			}
@@ -36,9 +37,9 @@ func TestNeedsAttention(t *testing.T) {
 
 func TestFilterApply(t *testing.T) {
 	report := newReport("guestbook-app", allSynced,
-		newEntry("cluster1").status("Synced", "Healthy").agent(true),
-		newEntry("cluster2").status("OutOfSync", "Healthy").agent(true),
-		newEntry("cluster3").status("Synced", "Healthy").agent(false),
+		builders.ClusterEntry("cluster1").Status("Synced", "Healthy").Agent(true),
+		builders.ClusterEntry("cluster2").Status("OutOfSync", "Healthy").Agent(true),
+		builders.ClusterEntry("cluster3").Status("Synced", "Healthy").Agent(false),
 	)
 	clustersOf := func(r *appsv1alpha1.MulticlusterApplicationSetReport) []string {
 		var out []string

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
+	"github.com/open-cluster-management-io/argocd-pull-addon/test/builders"
 )
 
 var (
@@ -30,8 +31,8 @@ func TestWrite(t *testing.T) {
 		},
 		"two clusters synced and healthy, sorted by cluster": {
 			reports: []appsv1alpha1.MulticlusterApplicationSetReport{newReport("guestbook-app", allSynced,
-				newEntry("cluster2").status("Synced", "Healthy").agent(true),
-				newEntry("cluster1").status("Synced", "Healthy").agent(true),
+				builders.ClusterEntry("cluster2").Status("Synced", "Healthy").Agent(true),
+				builders.ClusterEntry("cluster1").Status("Synced", "Healthy").Agent(true),
 			)},
 			want: "CLUSTER    APP                      SYNC     HEALTH    AGENT       ERRORS\n" +
 				"cluster1   cluster1-guestbook-app   Synced   Healthy   available   -\n" +
@@ -41,10 +42,10 @@ func TestWrite(t *testing.T) {
 		"errors on one line, agent unknown or unavailable, status not reported yet": {
 			reports: []appsv1alpha1.MulticlusterApplicationSetReport{newReport("guestbook-app",
 				appsv1alpha1.ReportSummary{Clusters: "2", NotSynced: "2", NotHealthy: "1", AgentsUnavailable: "1"},
-				newEntry("cluster1").status("OutOfSync", "Missing").agent(false).
-					condition("AgentUnavailable", "since 10:00").
-					condition("ComparisonError", "path\tguestbook/missing:\nno such directory"),
-				newEntry("cluster2"),
+				builders.ClusterEntry("cluster1").Status("OutOfSync", "Missing").Agent(false).
+					Condition("AgentUnavailable", "since 10:00").
+					Condition("ComparisonError", "path\tguestbook/missing:\nno such directory"),
+				builders.ClusterEntry("cluster2"),
 			)},
 			want: "CLUSTER    APP                      SYNC        HEALTH    AGENT         ERRORS\n" +
 				"cluster1   cluster1-guestbook-app   OutOfSync   Missing   unavailable   AgentUnavailable: since 10:00; ComparisonError: path guestbook/missing: no such directory\n" +
@@ -53,8 +54,8 @@ func TestWrite(t *testing.T) {
 		},
 		"an App not in the four-part form is shown as is; truncation is said": {
 			reports: func() []appsv1alpha1.MulticlusterApplicationSetReport {
-				e := newEntry("c1").status("Synced", "Progressing")
-				e.App = "legacy-app"
+				e := builders.ClusterEntry("c1").Status("Synced", "Progressing").
+					With(func(e *appsv1alpha1.ClusterCondition) { e.App = "legacy-app" })
 				r := newReport("guestbook-app", appsv1alpha1.ReportSummary{Clusters: "1", Synced: "1", InProgress: "1", NotHealthy: "1"}, e)
 				r.Statuses.Truncation = &appsv1alpha1.ReportTruncation{Message: "3 resources left out"}
 				return []appsv1alpha1.MulticlusterApplicationSetReport{r}
@@ -66,10 +67,10 @@ func TestWrite(t *testing.T) {
 		},
 		"several reports of several namespaces: a column and a summary line each, sorted": {
 			reports: func() []appsv1alpha1.MulticlusterApplicationSetReport {
-				other := newReport("web", allSynced, newEntry("cluster1").status("Synced", "Healthy").agent(true))
+				other := newReport("web", allSynced, builders.ClusterEntry("cluster1").Status("Synced", "Healthy").Agent(true))
 				other.Namespace = "team-a"
 				return []appsv1alpha1.MulticlusterApplicationSetReport{
-					other, newReport("guestbook-app", allSynced, newEntry("cluster1").status("Synced", "Healthy").agent(true)),
+					other, newReport("guestbook-app", allSynced, builders.ClusterEntry("cluster1").Status("Synced", "Healthy").Agent(true)),
 				}
 			}(),
 			opts: Options{WithNamespace: true, WithApplicationSet: true},
@@ -81,15 +82,17 @@ func TestWrite(t *testing.T) {
 		},
 		"wide: operation, revisions, age of the report, delivery and failing resources": {
 			reports: func() []appsv1alpha1.MulticlusterApplicationSetReport {
-				e := newEntry("cluster1").status("OutOfSync", "Degraded").agent(true)
-				e.OperationStatePhase, e.SyncRevision, e.Delivery = "Failed", "8f3c2b1", appsv1alpha1.DeliveryPull
-				e.LastReportedAt = &metav1.Time{Time: now.Add(-90 * time.Second)}
-				e.FailingResources = []appsv1alpha1.FailingResource{
-					{Kind: "Deployment", Name: "guestbook-ui", SyncStatus: "Synced", HealthStatus: "Degraded"},
-					{Kind: "Service", Name: "guestbook-ui", SyncStatus: "OutOfSync"},
-				}
-				multi := newEntry("cluster2").status("Synced", "Healthy")
-				multi.SyncRevision, multi.SyncRevisions = "a1", []string{"a1", "b2"}
+				e := builders.ClusterEntry("cluster1").Status("OutOfSync", "Degraded").Agent(true).With(func(e *appsv1alpha1.ClusterCondition) {
+					e.OperationStatePhase, e.SyncRevision, e.Delivery = "Failed", "8f3c2b1", appsv1alpha1.DeliveryPull
+					e.LastReportedAt = &metav1.Time{Time: now.Add(-90 * time.Second)}
+					e.FailingResources = []appsv1alpha1.FailingResource{
+						{Kind: "Deployment", Name: "guestbook-ui", SyncStatus: "Synced", HealthStatus: "Degraded"},
+						{Kind: "Service", Name: "guestbook-ui", SyncStatus: "OutOfSync"},
+					}
+				})
+				multi := builders.ClusterEntry("cluster2").Status("Synced", "Healthy").With(func(e *appsv1alpha1.ClusterCondition) {
+					e.SyncRevision, e.SyncRevisions = "a1", []string{"a1", "b2"}
+				})
 				return []appsv1alpha1.MulticlusterApplicationSetReport{newReport("guestbook-app", allSynced, e, multi)}
 			}(),
 			opts: Options{Wide: true, Now: now},
@@ -114,7 +117,7 @@ func TestWrite(t *testing.T) {
 
 func TestTableDoesNotChangeItsInput(t *testing.T) {
 	reports := []appsv1alpha1.MulticlusterApplicationSetReport{
-		newReport("b", allSynced, newEntry("cluster2").status("Synced", "Healthy"), newEntry("cluster1").status("Synced", "Healthy")),
+		newReport("b", allSynced, builders.ClusterEntry("cluster2").Status("Synced", "Healthy"), builders.ClusterEntry("cluster1").Status("Synced", "Healthy")),
 		newReport("a", allSynced),
 	}
 	before := []appsv1alpha1.MulticlusterApplicationSetReport{*reports[0].DeepCopy(), *reports[1].DeepCopy()}
