@@ -12,6 +12,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
 )
@@ -46,9 +47,10 @@ var _ = DescribeTable("--logging-format=json: every line the process logs is a J
 				args[i] = kubeconfig
 			}
 		}
-		var stdout, stderr bytes.Buffer
+		// gbytes buffers: the test reads stderr while the process writes it.
+		stdout, stderr := gbytes.NewBuffer(), gbytes.NewBuffer()
 		cmd := exec.Command(binary, args...)
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		cmd.Stdout, cmd.Stderr = stdout, stderr
 		Expect(cmd.Start()).To(Succeed())
 		exited := make(chan error, 1)
 		go func() { exited <- cmd.Wait() }()
@@ -61,12 +63,15 @@ var _ = DescribeTable("--logging-format=json: every line the process logs is a J
 			code, _, err := get(probes, "/readyz")
 			return code, err
 		}).WithTimeout(30 * time.Second).Should(Equal(http.StatusOK))
+		// Ready comes before the controllers start (the manager's after it wins its
+		// election): stop it once a controller has logged that it started.
+		Eventually(stderr).WithTimeout(30 * time.Second).Should(gbytes.Say("Starting workers"))
 		Expect(cmd.Process.Signal(syscall.SIGTERM)).To(Succeed())
 		Eventually(exited).WithTimeout(30 * time.Second).Should(Receive(BeNil()))
-		GinkgoWriter.Printf("stderr:\n%s\n", stderr.String())
+		GinkgoWriter.Printf("stderr:\n%s\n", stderr.Contents())
 
-		Expect(stdout.String()).To(BeEmpty(), "logs go to stderr, as in text format")
-		lines := jsonLines(stderr.Bytes())
+		Expect(string(stdout.Contents())).To(BeEmpty(), "logs go to stderr, as in text format")
+		lines := jsonLines(stderr.Contents())
 		Expect(lines).NotTo(BeEmpty())
 		for _, line := range lines {
 			Expect(line).To(HaveKey("ts"))
