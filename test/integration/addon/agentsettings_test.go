@@ -14,7 +14,7 @@ import (
 )
 
 var _ = Describe("The agent settings of an AddOnDeploymentConfig", func() {
-	It("reach the rendered agent's flags, and an invalid one is reported on the ManagedClusterAddOn", func(ctx SpecContext) {
+	It("reach the rendered agent's flags; an invalid one is reported on the ManagedClusterAddOn until fixed", func(ctx SpecContext) {
 		cluster := unique("settings")
 		createCluster(ctx, cluster)
 		config := &addonv1alpha1.AddOnDeploymentConfig{
@@ -65,5 +65,25 @@ var _ = Describe("The agent settings of an AddOnDeploymentConfig", func() {
 			args := agentDeployment(g, agentManifests(g, ctx, cluster), defaultNamespace).Spec.Template.Spec.Containers[0].Args
 			g.Expect(args).To(ContainElements(settings))
 		}, "3s", interval).Should(Succeed())
+
+		By("fixing the hub QPS")
+		Eventually(func() error {
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(config), config); err != nil {
+				return err
+			}
+			config.Spec.CustomizedVariables[5].Value = "7"
+			return k8s.Update(ctx, config)
+		}, timeout, interval).Should(Succeed())
+		// The agent is rendered again with the fixed value, and the error leaves the addon.
+		Eventually(func(g Gomega) {
+			args := agentDeployment(g, agentManifests(g, ctx, cluster), defaultNamespace).Spec.Template.Spec.Containers[0].Args
+			g.Expect(args).To(ContainElement("--hub-kube-api-qps=7"))
+			mca := &addonv1alpha1.ManagedClusterAddOn{}
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: cluster, Name: apps.AddonName}, mca)).To(Succeed())
+			// Without a work agent in this suite the condition goes rather than turning True.
+			if applied := meta.FindStatusCondition(mca.Status.Conditions, addonv1alpha1.ManagedClusterAddOnManifestApplied); applied != nil {
+				g.Expect(applied.Message).NotTo(ContainSubstring("customizedVariable"))
+			}
+		}, timeout, interval).Should(Succeed())
 	})
 })
