@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"github.com/argoproj/gitops-engine/pkg/health"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,20 +28,21 @@ func gatherMetrics() framework.Metrics {
 	return m
 }
 
-// reconciles is how many times the propagation controller has reconciled.
-func reconciles() float64 {
-	return gatherMetrics().Value("controller_runtime_reconcile_total", "controller", propagation.ControllerName)
+// reconcilesOf returns how many times the propagation controller has started reconciling
+// app; other specs' Applications do not count.
+func reconcilesOf(app *argov1alpha1.Application) func() int {
+	return func() int { return started.Count(propagation.ControllerName, client.ObjectKeyFromObject(app)) }
 }
 
-// settledReconciles waits until the controller has stopped reconciling for a moment and
-// returns its count.
-func settledReconciles() float64 {
+// settledReconciles waits until the controller has stopped reconciling app for a moment
+// and returns its count.
+func settledReconciles(app *argov1alpha1.Application) int {
 	GinkgoHelper()
-	var n float64
+	var n int
 	Eventually(func() bool {
-		n = reconciles()
+		n = reconcilesOf(app)()
 		time.Sleep(700 * time.Millisecond)
-		return reconciles() == n
+		return reconcilesOf(app)() == n
 	}).Should(BeTrue())
 	return n
 }
@@ -82,7 +84,8 @@ var _ = Describe("Propagation metrics", func() {
 		c := newCluster(ctx, nil)
 		app := createApp(ctx, hubApp("quiet").Cluster(c).Build())
 		w := expectOnlyWork(ctx, app, c, workName(app))
-		base := settledReconciles()
+		base := settledReconciles(app)
+		Expect(base).To(BeNumerically(">", 0), "the reconciles that wrote the ManifestWork are counted")
 
 		By("the application status controller's mirror of two status changes (the API server moves the generation too)")
 		for _, status := range []health.HealthStatusCode{health.HealthStatusProgressing, health.HealthStatusHealthy} {
@@ -102,13 +105,13 @@ var _ = Describe("Propagation metrics", func() {
 				Reason: "AppliedManifestWorkComplete", Message: "Apply manifest work complete"})
 			g.Expect(k8s.Status().Update(ctx, cur)).To(Succeed())
 		}).Should(Succeed())
-		Consistently(reconciles, "2s", "100ms").Should(Equal(base))
+		Consistently(reconcilesOf(app), "2s", "100ms").Should(Equal(base))
 
 		By("a change of what it reads (the spec) is reconciled")
 		got := getApp(ctx, app)
 		got.Spec.Source.TargetRevision = "v4"
 		Expect(k8s.Update(ctx, got)).To(Succeed())
 		expectWorkAt(ctx, client.ObjectKeyFromObject(w), "v4")
-		Expect(reconciles()).To(BeNumerically(">", base))
+		Expect(reconcilesOf(app)()).To(BeNumerically(">", base))
 	})
 })

@@ -21,7 +21,9 @@ var (
 	scheme    *runtime.Scheme
 	k8s       client.Client
 	// writes counts what the controller's client sends (not its Events).
-	writes  = framework.NewRequestCounter()
+	writes = framework.NewRequestCounter()
+	// started counts the controller's reconciles per Application.
+	started = framework.NewReconcileCounter()
 	stopMgr func()
 )
 
@@ -58,7 +60,7 @@ func startManager() func() {
 	GinkgoHelper()
 	stop, err := framework.RunManager(apiServer.Config, scheme, func(mgr ctrl.Manager) error {
 		return framework.SetupHubControllers(mgr, propagation.ControllerName)
-	}, framework.WithNewClient(writes.NewClient))
+	}, framework.WithNewClient(writes.NewClient), framework.WithLogger(started.Logger(GinkgoLogr)))
 	Expect(err).NotTo(HaveOccurred())
 	return func() {
 		GinkgoHelper()
