@@ -257,7 +257,7 @@ func TestAgentHubPermission(t *testing.T) {
 		t.Errorf("Roles in the cluster namespace = %v (err %v), want none: the chart's ClusterRole is bound", roles, err)
 	}
 	wantRules := []rbacv1.PolicyRule{
-		{APIGroups: []string{"apps.open-cluster-management.io"}, Resources: []string{"applicationstatusreports"},
+		{APIGroups: []string{"apps.open-cluster-management.io"}, Resources: []string{"applicationstatusreports", "applicationresourcetrees"},
 			Verbs: []string{"create", "patch", "delete", "list", "watch"}},
 		{APIGroups: []string{"addon.open-cluster-management.io"}, Resources: []string{"managedclusteraddons"},
 			ResourceNames: []string{"argocd-pull"}, Verbs: []string{"get"}},
@@ -283,8 +283,9 @@ func TestAgentHubPermission(t *testing.T) {
 	if err != nil {
 		t.Fatalf("getting ResourceQuota: %v", err)
 	}
-	if got := quota.Spec.Hard[ReportCountResource]; len(quota.Spec.Hard) != 1 || got.Value() != 7 {
-		t.Errorf("ResourceQuota hard = %v, want only %s: 7", quota.Spec.Hard, ReportCountResource)
+	reportCount, treeCount := quota.Spec.Hard[ReportCountResource], quota.Spec.Hard[TreeCountResource]
+	if len(quota.Spec.Hard) != 2 || reportCount.Value() != 7 || treeCount.Value() != 7 {
+		t.Errorf("ResourceQuota hard = %v, want only %s: 7 and %s: 7", quota.Spec.Hard, ReportCountResource, TreeCountResource)
 	}
 	for _, owned := range []metav1.Object{binding, quota} {
 		refs := owned.GetOwnerReferences()
