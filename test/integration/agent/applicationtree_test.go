@@ -26,7 +26,9 @@ const suiteTreeInterval = 4 * time.Second
 // tree name.
 func treeWrites(name string) int { return writes.Of("applicationresourcetrees", name) }
 
-func unchangedTrees() float64 { return counterValue("argocd_pull_agent_resource_trees_unchanged_total") }
+func unchangedTrees() float64 {
+	return counterValue("argocd_pull_agent_resource_trees_unchanged_total")
+}
 
 // hubTreeOf returns a function that reads the hub's ApplicationResourceTree of an
 // Application, nil if none.
