@@ -41,8 +41,8 @@ const unreachableBackoff = 30 * time.Second
 
 // Trees reads Argo CD's resource tree of an Application (per-resource health and
 // children, what `argocd app resources` shows) from the Redis Argo CD keeps it in, with
-// Argo CD's own cache client. It reads only when asked, which the report controller does
-// when an Application changes: Argo CD writes the tree before it updates the
+// Argo CD's own cache client. It reads only when asked, which the report controller and
+// the resource tree controller (pkg/spoke/reports) do when an Application changes: Argo CD writes the tree before it updates the
 // Application's status, so the status change that follows a health change brings the
 // read. It connects with the password of Argo CD's argocd-redis Secret, read again when
 // Redis refuses it.
