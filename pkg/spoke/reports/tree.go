@@ -110,7 +110,7 @@ func (r *TreeReconciler) Start(mgr manager.Manager, hub cluster.Cluster, window 
 	if err := c.Watch(source.Kind(mgr.GetCache(), client.Object(&argov1alpha1.Application{}), apps)); err != nil {
 		return fmt.Errorf("watching Applications: %w", err)
 	}
-	trees := &coalescingHandler{delay: window, requests: treeRequest, observe: r.observeTree}
+	trees := &coalescingHandler{delay: window, requests: r.treeRequest, observe: r.observeTree}
 	if err := c.Watch(source.Kind(hub.GetCache(), client.Object(&appsv1alpha1.ApplicationResourceTree{}), trees)); err != nil {
 		return fmt.Errorf("watching hub resource trees: %w", err)
 	}
@@ -130,10 +130,19 @@ func (r *TreeReconciler) Start(mgr manager.Manager, hub cluster.Cluster, window 
 	return nil
 }
 
-// treeRequest maps a hub tree to the Application it is the tree of.
-func treeRequest(obj client.Object) []reconcile.Request {
+// treeRequest maps a hub tree to the Application it is the tree of, except the agent's
+// own last write coming back from the hub: that would only read the tree again, once the
+// interval is over, to find it unchanged. (A deletion reaches observeTree first, which
+// forgets the write.)
+func (r *TreeReconciler) treeRequest(obj client.Object) []reconcile.Request {
 	t, ok := obj.(*appsv1alpha1.ApplicationResourceTree)
 	if !ok || t.Source.Namespace == "" || t.Source.Name == "" {
+		return nil
+	}
+	r.mu.Lock()
+	w, own := r.applied[t.Name]
+	r.mu.Unlock()
+	if own && w.resourceVersion == t.ResourceVersion {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: t.Source.Namespace, Name: t.Source.Name}}}

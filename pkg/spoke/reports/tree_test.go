@@ -5,6 +5,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
@@ -76,5 +78,25 @@ func TestDropTreePayload(t *testing.T) {
 	rep := &appsv1alpha1.ApplicationStatusReport{Source: appsv1alpha1.ApplicationReportSource{Name: "r"}}
 	if out, _ := DropTreePayload(rep); out != rep || rep.Source.Name != "r" {
 		t.Error("a report is not left as it is")
+	}
+}
+
+func TestTreeRequestSkipsTheAgentsOwnWrite(t *testing.T) {
+	app := builders.Application("guestbook").UID("uid-1").PulledFrom("hub-apps", "guestbook").Build()
+	written := desiredTree(app, appsv1alpha1.ResourceTreeData{Digest: "d1"}, "c1", testOwner)
+	written.ResourceVersion = "7"
+	r := &TreeReconciler{applied: map[string]appliedTree{written.Name: {resourceVersion: "7", tree: written}}}
+	if got := r.treeRequest(written); got != nil {
+		t.Errorf("the agent's own write enqueues %v", got)
+	}
+	changed := written.DeepCopy()
+	changed.ResourceVersion = "8"
+	want := []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: "argocd", Name: "guestbook"}}}
+	if diff := cmp.Diff(want, r.treeRequest(changed)); diff != "" {
+		t.Errorf("a tree someone else changed (-want +got):\n%s", diff)
+	}
+	r.observeTree(written, true)
+	if diff := cmp.Diff(want, r.treeRequest(written)); diff != "" {
+		t.Errorf("a deleted tree (-want +got):\n%s", diff)
 	}
 }
