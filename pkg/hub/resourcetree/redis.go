@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	cacheutil "github.com/argoproj/argo-cd/v2/util/cache"
@@ -15,18 +16,21 @@ import (
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/internal/argocdredis"
 )
 
-// keyExpiration is the lifetime of the tree keys the hub writes: none. Argo CD's own
-// application controller rewrites the trees of the Applications it reconciles at every
-// refresh, so it lets them expire (--app-state-cache-expiration, one hour). The hub
+// keyExpiration is the lifetime of the tree keys the hub writes: in effect, none. Argo
+// CD's own application controller rewrites the trees of the Applications it reconciles at
+// every refresh, so it lets them expire (--app-state-cache-expiration, one hour). The hub
 // writes a tree only when it changes, and must go on serving the last known tree of a
-// cluster that stopped reporting, for as long as that cluster is gone: an expiring key
-// would empty the UI after an hour, and a timer rewriting every tree to keep it alive
-// would cost Redis and the API server a fleet's worth of trees each time. So the key
-// stays until the controller deletes it, which it does when the tree or the hub
-// Application goes, or the Application stops being pulled to the tree's cluster.
-// Argo CD's go-redis cache turns an expiration of 0 into one hour and a negative one into
-// none (go-redis/cache Item.ttl).
-const keyExpiration = -1
+// cluster that stopped reporting for as long as that cluster is gone: an expiring key
+// would empty the UI of a settled or offline Application after its lifetime, and a timer
+// rewriting every tree to keep it alive would cost the API server and Redis a fleet's
+// worth of trees each time. So the key stays until the controller deletes it, when the
+// tree or the hub Application goes or the Application is no longer pulled to the tree's
+// cluster. Argo CD's cache cannot say "no expiry": go-redis/cache turns 0 into one hour
+// and does not write to Redis at all with a negative one (Item.ttl, Cache.set), so the
+// lifetime is a century. What it costs: the key of an Application deleted while no
+// manager ran stays (one tree, at most a few hundred KiB, until an Application of that
+// name is pulled or reconciled by Argo CD again).
+const keyExpiration = 100 * 365 * 24 * time.Hour
 
 // store writes resource trees into the hub Argo CD's Redis with Argo CD's own cache
 // client, connecting with the password of its argocd-redis Secret (none when that Secret

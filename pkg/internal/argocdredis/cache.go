@@ -49,8 +49,8 @@ func ReadPassword(ctx context.Context, secrets client.Reader, key types.Namespac
 
 // NewCache is Argo CD's appstate cache on the Redis at address, compressed as Argo CD's
 // --redis-compress says; expiration is the lifetime of the keys it writes (Argo CD's
-// go-redis cache keeps a negative one forever and turns 0 into one hour). Close it with
-// the returned function.
+// go-redis cache turns 0 into one hour, and writes nothing to Redis with a negative one).
+// Close it with the returned function.
 func NewCache(address, password string, compression cacheutil.RedisCompressionType, expiration time.Duration) (*appstate.Cache, func() error) {
 	rc := redis.NewClient(&redis.Options{
 		Addr:     address,
