@@ -236,7 +236,9 @@ func (r *reconciler) remove(ctx context.Context, key types.NamespacedName, app *
 	named.Namespace, named.Name = key.Namespace, key.Name
 	instanceName := named.InstanceName(r.argoCDNamespace)
 	if err := r.store.set(ctx, instanceName, nil); err != nil {
-		if app == nil {
+		if app == nil || !known {
+			// Nothing to say on the Application: it is gone, or this is the clean-up of a
+			// key the controller may never have written.
 			treeFailures.WithLabelValues(failureRedis).Inc()
 			return err
 		}
