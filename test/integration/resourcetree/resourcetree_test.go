@@ -254,3 +254,26 @@ var _ = Describe("Writing the clusters' resource trees into the hub Argo CD's Re
 		Eventually(served("offline")).Should(Equal(guestbookTree(health.HealthStatusDegraded)))
 	})
 })
+
+var _ = Describe("The hub Argo CD's Redis password", func() {
+	It("is read again from the argocd-redis Secret when Redis refuses the old one", func() {
+		app := createPulledApplication(argoNamespace, "rotated", "c1")
+		putTree("c1", argoNamespace, "rotated", guestbookTree(health.HealthStatusHealthy), 0)
+		Eventually(served("rotated")).Should(Equal(guestbookTree(health.HealthStatusHealthy)))
+
+		By("rotating the password as an Argo CD admin would: the Secret, then Redis, dropping every connection")
+		password, err := framework.NewRedisPassword()
+		Expect(err).NotTo(HaveOccurred())
+		secret := &corev1.Secret{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: argoNamespace, Name: "argocd-redis"}, secret)).To(Succeed())
+		secret.Data["auth"] = []byte(password)
+		Expect(k8s.Update(ctx, secret)).To(Succeed())
+		Expect(redisClient.ConfigSet(ctx, "requirepass", password).Err()).To(Succeed())
+		_ = redisClient.ClientKillByFilter(ctx, "TYPE", "normal").Err() // kills this connection too
+		connectTestClients(password)
+
+		putTree("c1", argoNamespace, "rotated", guestbookTree(health.HealthStatusDegraded), 0)
+		Eventually(served("rotated")).Should(Equal(guestbookTree(health.HealthStatusDegraded)))
+		Expect(warnings(app, resourcetree.ReasonResourceTreeNotWritten)()).To(BeEmpty(), "a refused password read again is no failure")
+	})
+})

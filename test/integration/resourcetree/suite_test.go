@@ -56,8 +56,7 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	redisLink, err = framework.StartTCPProxy(hubRedis.Addr)
 	Expect(err).NotTo(HaveOccurred())
-	redisClient = redis.NewClient(&redis.Options{Addr: hubRedis.Addr, Password: hubRedis.Password})
-	argoCache = appstate.NewCache(cacheutil.NewCache(cacheutil.NewRedisCache(redisClient, 0, cacheutil.RedisCompressionGZip)), 0)
+	connectTestClients(hubRedis.Password)
 
 	for _, ns := range []string{argoNamespace, "team-a", "c1", "c2"} {
 		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
@@ -74,6 +73,15 @@ var _ = BeforeSuite(func() {
 	})
 	Expect(err).NotTo(HaveOccurred())
 })
+
+// connectTestClients (re)connects the suite's own Redis clients with password.
+func connectTestClients(password string) {
+	if redisClient != nil {
+		_ = redisClient.Close()
+	}
+	redisClient = redis.NewClient(&redis.Options{Addr: hubRedis.Addr, Password: password})
+	argoCache = appstate.NewCache(cacheutil.NewCache(cacheutil.NewRedisCache(redisClient, 0, cacheutil.RedisCompressionGZip)), 0)
+}
 
 var _ = AfterSuite(func() {
 	if stopMgr != nil {
