@@ -26,7 +26,9 @@ func TestStoreWithoutTheSecret(t *testing.T) {
 	forbidden := apierrors.NewForbidden(schema.GroupResource{Resource: "secrets"}, key.Name, nil)
 	refused := &store{secret: key, address: "127.0.0.1:1", compression: "gzip",
 		secrets: fake.NewClientBuilder().WithInterceptorFuncs(interceptor.Funcs{
-			Get: func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error { return forbidden },
+			Get: func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error {
+				return forbidden
+			},
 		}).Build()}
 	if _, err := refused.client(context.Background()); !apierrors.IsForbidden(err) {
 		t.Errorf("a Secret that cannot be read: %v, want the Forbidden error", err)
