@@ -22,6 +22,7 @@ import (
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	cacheutil "github.com/argoproj/argo-cd/v2/util/cache"
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -29,6 +30,7 @@ import (
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/pullmodel"
@@ -95,6 +97,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		return fmt.Errorf("the %s controller needs the hub Argo CD's namespace (--argocd-namespace)", ControllerName)
 	}
 	r := &reconciler{
+		log:             mgr.GetLogger().WithName(ControllerName),
 		client:          mgr.GetClient(),
 		apiReader:       mgr.GetAPIReader(),
 		recorder:        mgr.GetEventRecorderFor(eventSource),
@@ -107,8 +110,10 @@ func Setup(mgr ctrl.Manager, o Options) error {
 			address:     o.Address(),
 			compression: compression,
 		},
-		states: map[types.NamespacedName]*keyState{},
+		states:  map[types.NamespacedName]*keyState{},
+		rewrite: make(chan event.GenericEvent, rewriteBuffer),
 	}
+	r.store.restarted = r.redisRestarted
 	return r.setupWithManager(mgr)
 }
 
@@ -122,6 +127,7 @@ type keyState struct {
 }
 
 type reconciler struct {
+	log             logr.Logger
 	client          client.Client
 	apiReader       client.Reader
 	recorder        record.EventRecorder
@@ -132,6 +138,36 @@ type reconciler struct {
 	// states: an Application without an entry has a key the controller knows nothing
 	// about (it started after that key was written, or never wrote it).
 	states map[types.NamespacedName]*keyState
+	// rewrite gets the Applications whose trees to write again after Redis restarted.
+	rewrite chan event.GenericEvent
+}
+
+// rewriteBuffer is how many Applications to write again wait for the controller; more
+// wait in their own goroutine.
+const rewriteBuffer = 1024
+
+// redisRestarted forgets every key written (a restarted Redis holds none of them) and
+// asks to write the trees of their Applications again.
+func (r *reconciler) redisRestarted() {
+	r.mu.Lock()
+	var written []types.NamespacedName
+	for key, s := range r.states {
+		if s.digest != "" {
+			written = append(written, key)
+		}
+	}
+	clear(r.states)
+	r.mu.Unlock()
+	r.log.Info("The hub Argo CD's Redis restarted and lost the resource trees: writing them again", "trees", len(written))
+	// Off the reconciler's goroutine (this runs inside a Redis write): the controller
+	// drains rewrite.
+	go func() {
+		for _, key := range written {
+			app := &argov1alpha1.Application{}
+			app.Namespace, app.Name = key.Namespace, key.Name
+			r.rewrite <- event.GenericEvent{Object: app}
+		}
+	}()
 }
 
 // Reconcile brings the Redis key of one hub Application in line with the tree of its

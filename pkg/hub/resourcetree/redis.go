@@ -9,6 +9,7 @@ import (
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	cacheutil "github.com/argoproj/argo-cd/v2/util/cache"
 	"github.com/argoproj/argo-cd/v2/util/cache/appstate"
+	"github.com/redis/go-redis/v9"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -41,9 +42,16 @@ type store struct {
 	address     string
 	compression cacheutil.RedisCompressionType
 
+	// restarted is called when a new connection finds another Redis server than the one
+	// before (its run_id changed): Argo CD's Redis keeps nothing on disk, so every tree
+	// written before is gone.
+	restarted func()
+
 	mu     sync.Mutex
 	cache  *appstate.Cache
 	closer func() error
+	// runID is the run_id of the Redis server the last connection found.
+	runID string
 }
 
 // set writes tree under Argo CD's key of the Application instanceName; a nil tree
@@ -80,8 +88,26 @@ func (s *store) client(ctx context.Context) (*appstate.Cache, error) {
 		return nil, err
 	}
 	// No Secret: a Redis without a password, as Argo CD's installation without auth runs it.
-	s.cache, s.closer = argocdredis.NewCache(s.address, password, s.compression, keyExpiration)
+	s.cache, s.closer = argocdredis.NewCache(s.address, password, s.compression, keyExpiration, s.onConnect)
 	return s.cache, nil
+}
+
+// onConnect notices a restarted Redis on each new connection: a restart drops every
+// connection, so the first write after it connects anew. Never an error: the connection
+// serves writes whether or not its server's run_id could be read.
+func (s *store) onConnect(ctx context.Context, cn *redis.Conn) error {
+	id := argocdredis.ServerRunID(ctx, cn)
+	if id == "" {
+		return nil
+	}
+	s.mu.Lock()
+	before := s.runID
+	s.runID = id
+	s.mu.Unlock()
+	if before != "" && before != id && s.restarted != nil {
+		s.restarted()
+	}
+	return nil
 }
 
 // reset drops the client, so the next write reads the Secret again.

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/pullmodel"
@@ -39,6 +40,8 @@ func (r *reconciler) setupWithManager(mgr ctrl.Manager) error {
 		For(&argov1alpha1.Application{}, builder.WithPredicates(pullmodel.PullLabelPredicate(), pullingChanged())).
 		Watches(&appsv1alpha1.ApplicationResourceTree{}, handler.EnqueueRequestsFromMapFunc(mapTreeToApplication),
 			builder.WithPredicates(treeChanged())).
+		// After Redis restarted, the Applications whose trees it lost.
+		WatchesRawSource(source.Channel(r.rewrite, &handler.EnqueueRequestForObject{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: maxConcurrentReconciles}).
 		Complete(r)
 	if err != nil {

@@ -50,11 +50,14 @@ func ReadPassword(ctx context.Context, secrets client.Reader, key types.Namespac
 // NewCache is Argo CD's appstate cache on the Redis at address, compressed as Argo CD's
 // --redis-compress says; expiration is the lifetime of the keys it writes (Argo CD's
 // go-redis cache turns 0 into one hour, and writes nothing to Redis with a negative one).
-// Close it with the returned function.
-func NewCache(address, password string, compression cacheutil.RedisCompressionType, expiration time.Duration) (*appstate.Cache, func() error) {
+// onConnect, when not nil, runs on each new connection once authenticated. Close it with
+// the returned function.
+func NewCache(address, password string, compression cacheutil.RedisCompressionType, expiration time.Duration,
+	onConnect func(context.Context, *redis.Conn) error) (*appstate.Cache, func() error) {
 	rc := redis.NewClient(&redis.Options{
-		Addr:     address,
-		Password: password,
+		Addr:      address,
+		Password:  password,
+		OnConnect: onConnect,
 		// Fail fast and let the caller's next event (or its backoff) try again: no retry
 		// loop here.
 		MaxRetries:   -1,
@@ -86,4 +89,19 @@ func IsAuthError(err error) bool {
 		}
 	}
 	return false
+}
+
+// ServerRunID is the run_id of the Redis server cn is connected to, which changes when
+// the server restarts; "" when it cannot be read.
+func ServerRunID(ctx context.Context, cn *redis.Conn) string {
+	info, err := cn.Info(ctx, "server").Result()
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if id, ok := strings.CutPrefix(strings.TrimSpace(line), "run_id:"); ok {
+			return id
+		}
+	}
+	return ""
 }

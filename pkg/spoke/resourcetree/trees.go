@@ -149,7 +149,7 @@ func (t *Trees) client(ctx context.Context) (*appstate.Cache, error) {
 		return nil, err
 	}
 	// The expiration only matters for writes, which the agent never does.
-	t.cache, t.closer = argocdredis.NewCache(t.address, password, t.compression, 0)
+	t.cache, t.closer = argocdredis.NewCache(t.address, password, t.compression, 0, nil)
 	return t.cache, nil
 }
 

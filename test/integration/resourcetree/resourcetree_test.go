@@ -3,8 +3,11 @@ package resourcetree_test
 import (
 	"errors"
 	"fmt"
+	"net"
+	"os/exec"
 	"regexp"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/argoproj/argo-cd/v2/common"
@@ -277,3 +280,59 @@ var _ = Describe("The hub Argo CD's Redis password", func() {
 		Expect(warnings(app, resourcetree.ReasonResourceTreeNotWritten)()).To(BeEmpty(), "a refused password read again is no failure")
 	})
 })
+
+var _ = Describe("A restarted hub Argo CD Redis", func() {
+	It("gets every tree back at the first write after it restarted", func() {
+		createPulledApplication(argoNamespace, "kept", "c1")
+		putTree("c1", argoNamespace, "kept", guestbookTree(health.HealthStatusHealthy), 0)
+		Eventually(served("kept")).Should(Equal(guestbookTree(health.HealthStatusHealthy)))
+
+		By("restarting Redis on its address, as a restarted argocd-redis Pod comes back: empty")
+		restartRedis()
+		_, err := served("kept")()
+		Expect(err).To(MatchError(isCacheMiss, "a cache miss"))
+
+		By("another Application's tree changing")
+		createPulledApplication(argoNamespace, "trigger", "c1")
+		putTree("c1", argoNamespace, "trigger", guestbookTree(health.HealthStatusHealthy), 0)
+		Eventually(served("trigger")).Should(Equal(guestbookTree(health.HealthStatusHealthy)))
+		Eventually(served("kept")).Should(Equal(guestbookTree(health.HealthStatusHealthy)))
+	})
+})
+
+// restartRedis stops the hub Redis and starts a new redis-server on the same address with
+// the same password and no data, then reconnects the suite's own clients.
+func restartRedis() {
+	GinkgoHelper()
+	_ = redisClient.ShutdownNoSave(ctx).Err() // the connection closes: no answer
+	_, port, err := net.SplitHostPort(hubRedis.Addr)
+	Expect(err).NotTo(HaveOccurred())
+	portNumber, err := strconv.Atoi(port)
+	Expect(err).NotTo(HaveOccurred())
+	bin, err := framework.RedisServerBinary()
+	Expect(err).NotTo(HaveOccurred())
+	var cmd *exec.Cmd
+	Eventually(func() error {
+		// The old server may still hold the port for a moment.
+		cmd = exec.Command(bin, framework.RedisServerArgs(portNumber, redisPassword, GinkgoT().TempDir())...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		select {
+		case err := <-exited:
+			return fmt.Errorf("redis-server exited: %v", err)
+		case <-time.After(500 * time.Millisecond):
+			// Later specs use it: the suite stops it.
+			stopRestartedRedis = append(stopRestartedRedis, func() {
+				_ = cmd.Process.Signal(syscall.SIGTERM)
+				<-exited
+			})
+			return nil
+		}
+	}).Should(Succeed())
+	connectTestClients(redisPassword)
+	Eventually(func() error { return redisClient.Ping(ctx).Err() }).Should(Succeed())
+}

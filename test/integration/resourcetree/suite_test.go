@@ -37,7 +37,11 @@ var (
 	// argoCache reads Redis as the hub's argocd-server does: Argo CD's own cache, gzip.
 	argoCache   *appstate.Cache
 	redisClient *redis.Client
-	stopMgr     func() error
+	// redisPassword is the hub Redis' password now (a spec rotates it).
+	redisPassword string
+	// stopRestartedRedis stop the redis-servers a spec started in hubRedis' place.
+	stopRestartedRedis []func()
+	stopMgr            func() error
 )
 
 func TestResourceTree(t *testing.T) {
@@ -79,6 +83,7 @@ func connectTestClients(password string) {
 	if redisClient != nil {
 		_ = redisClient.Close()
 	}
+	redisPassword = password
 	redisClient = redis.NewClient(&redis.Options{Addr: hubRedis.Addr, Password: password})
 	argoCache = appstate.NewCache(cacheutil.NewCache(cacheutil.NewRedisCache(redisClient, 0, cacheutil.RedisCompressionGZip)), 0)
 }
@@ -92,6 +97,9 @@ var _ = AfterSuite(func() {
 	}
 	if redisClient != nil {
 		_ = redisClient.Close()
+	}
+	for _, stop := range stopRestartedRedis {
+		stop()
 	}
 	Expect(hubRedis.Stop()).To(Succeed())
 	Expect(apiServer.Stop()).To(Succeed())
