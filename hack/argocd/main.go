@@ -27,10 +27,10 @@ import (
 
 	appcontroller "github.com/argoproj/argo-cd/v3/cmd/argocd-application-controller/commands"
 	applicationset "github.com/argoproj/argo-cd/v3/cmd/argocd-applicationset-controller/commands"
-	apiserver "github.com/argoproj/argo-cd/v3/cmd/argocd-server/commands"
 	cmpserver "github.com/argoproj/argo-cd/v3/cmd/argocd-cmp-server/commands"
 	gitaskpass "github.com/argoproj/argo-cd/v3/cmd/argocd-git-ask-pass/commands"
 	reposerver "github.com/argoproj/argo-cd/v3/cmd/argocd-repo-server/commands"
+	apiserver "github.com/argoproj/argo-cd/v3/cmd/argocd-server/commands"
 	"github.com/argoproj/argo-cd/v3/util/log"
 )
 
