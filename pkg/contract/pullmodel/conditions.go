@@ -35,12 +35,16 @@ const (
 	// ConditionNotReported (appstatus): delivered and applied, but the cluster's agent,
 	// available, has not reported the Application after a grace period.
 	ConditionNotReported argov1alpha1.ApplicationConditionType = "NotReportedError"
+	// ConditionStaleStatus (appstatus): the cluster's argocd-pull agent is unavailable, so
+	// the status and resource tree shown are its last report's. A warning (Argo CD shows
+	// types ending in Warning as warnings): nothing is wrong with the Application itself.
+	ConditionStaleStatus argov1alpha1.ApplicationConditionType = "StaleStatusWarning"
 )
 
 // Hub condition types by writer.
 var (
 	PropagationConditionTypes = []argov1alpha1.ApplicationConditionType{ConditionInvalidSpec, ConditionDeliveryError}
-	AppStatusConditionTypes   = []argov1alpha1.ApplicationConditionType{ConditionClusterApplyError, ConditionNotReported}
+	AppStatusConditionTypes   = []argov1alpha1.ApplicationConditionType{ConditionClusterApplyError, ConditionNotReported, ConditionStaleStatus}
 )
 
 // HubCondition is a hub condition of type t saying msg.

@@ -219,6 +219,9 @@ func (r *reconciler) desiredFor(ctx context.Context, app *argov1alpha1.Applicati
 	d.hubConditions, requeue = deliveryConditions(delivery{
 		cluster: cluster, work: mw, reported: rep != nil, agent: agent, watched: watched,
 	}, r.reportGrace, r.now().Time)
+	if stale, ok := staleCondition(cluster, agent, reported); ok {
+		d.hubConditions = append(d.hubConditions, stale)
+	}
 	return d, requeue, nil
 }
 

@@ -41,7 +41,8 @@ var (
 	applicationsByCondition = cachegauge.New("argocd_pull_applications_with_condition",
 		"Pulled hub Applications holding a condition the hub's controllers set, by its type: InvalidSpecError and "+
 			"DeliveryError (delivery held by the hub), ClusterApplyError (the cluster did not apply the ManifestWork), "+
-			"NotReportedError (delivered, but the cluster's agent does not report it).",
+			"NotReportedError (delivered, but the cluster's agent does not report it), StaleStatusWarning (the cluster's agent is unavailable: "+
+			"what the hub shows is its last report).",
 		[]string{"condition"}, countApplicationsByCondition)
 )
 

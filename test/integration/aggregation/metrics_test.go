@@ -150,7 +150,8 @@ var _ = Describe("Hub metrics", func() {
 		Eventually(withCondition(pullmodel.ConditionInvalidSpec)).Should(Equal(held + 1))
 		Eventually(withCondition(pullmodel.ConditionDeliveryError)).Should(Equal(deliveryErrors + 1))
 		Consistently(withCondition(pullmodel.ConditionInvalidSpec), "2s").Should(Equal(held + 1))
-		Expect(gatherMetrics()[conditionsGauge].GetMetric()).To(HaveLen(4), "every hub condition type, those no Application holds at 0")
+		Expect(gatherMetrics()[conditionsGauge].GetMetric()).To(HaveLen(len(pullmodel.PropagationConditionTypes)+len(pullmodel.AppStatusConditionTypes)),
+			"every hub condition type, those no Application holds at 0")
 
 		By("the condition cleared, the Application no longer counts")
 		setConditions(ctx, hubs)

@@ -216,7 +216,7 @@ var _ = Describe("Why a delivered Application does not run", func() {
 		}).Should(Succeed())
 	})
 
-	It("says nothing of a missing report while the agent is not available", func(ctx context.Context) {
+	It("says nothing of a missing report while the agent is not available, only that what it shows is stale", func(ctx context.Context) {
 		cluster := newCluster(ctx)
 		setAgentAvailable(ctx, cluster, metav1.ConditionFalse)
 		app := createApplication(ctx, builders.Application(cluster+"-silent").Pulled().Cluster(cluster).Build())
@@ -225,7 +225,9 @@ var _ = Describe("Why a delivered Application does not run", func() {
 			manifestMessage: manifestApplied, feedback: synced})
 		expectMirrored(ctx, app, synced)
 		Consistently(func(g Gomega) {
-			g.Expect(pullmodel.HubConditions(getApp(ctx, g, app).Status.Conditions)).To(BeEmpty())
+			conditions := pullmodel.HubConditions(getApp(ctx, g, app).Status.Conditions)
+			g.Expect(conditions).To(ConsistOf(HaveField("Type", pullmodel.ConditionStaleStatus)))
+			g.Expect(conditions[0].Message).To(ContainSubstring("no report of the Application from it yet"))
 		}, 2*reportGracePeriod).Should(Succeed())
 	})
 

@@ -2,10 +2,12 @@ package appstatus_test
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/pullmodel"
 	pullreport "github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/report"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/appstatus"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/framework"
@@ -212,13 +214,27 @@ var _ = Describe("Application status from the agent's report", func() {
 			Conditions: []appsv1alpha1.ApplicationConditionReport{{Type: "ComparisonError", Message: "repository not accessible"}},
 		})
 		report(ctx, mw, synced, "")
-		cur := expectMirrored(ctx, app, synced)
-		Expect(cur.Status.Conditions).To(ConsistOf(HaveField("Type", argov1alpha1.ApplicationConditionComparisonError)))
+		expectMirrored(ctx, app, synced)
+		Eventually(func(g Gomega) {
+			g.Expect(getApp(ctx, g, app).Status.Conditions).To(ConsistOf(
+				HaveField("Type", argov1alpha1.ApplicationConditionComparisonError),
+				HaveField("Type", pullmodel.ConditionStaleStatus)))
+		}).Should(Succeed())
+		stale := hubCondition(getApp(ctx, Default, app), pullmodel.ConditionStaleStatus)
+		Expect(stale.Message).To(And(ContainSubstring("cluster "+cluster+"'s argocd-pull agent is unavailable"),
+			ContainSubstring("Available is Unknown (Lease)"), ContainSubstring("last report, of "+at(10, 30).UTC().Format(time.RFC3339))))
+		Eventually(func(g Gomega) []string {
+			_, messages := warnings(ctx, g, app, string(pullmodel.ConditionStaleStatus))
+			return messages
+		}).Should(ContainElement(ContainSubstring(strings.TrimPrefix(stale.Message, pullmodel.HubConditionPrefix))),
+			"a Warning Event says the status is stale")
 
-		By("the agent comes back: its report, observed after the operation started, wins")
+		By("the agent comes back: its report, observed after the operation started, wins, and the status is no longer stale")
 		setAgentAvailable(ctx, cluster, metav1.ConditionTrue)
 		Eventually(func(g Gomega) {
-			g.Expect(getApp(ctx, g, app).Status.Health.Status).To(Equal(health.HealthStatusDegraded))
+			cur := getApp(ctx, g, app)
+			g.Expect(cur.Status.Health.Status).To(Equal(health.HealthStatusDegraded))
+			g.Expect(hubCondition(cur, pullmodel.ConditionStaleStatus)).To(BeNil())
 		}).Should(Succeed())
 	})
 })
