@@ -10,16 +10,12 @@ import (
 	gomegatypes "github.com/onsi/gomega/types"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/pullmodel"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/report"
 )
-
-// staleStatusWarning is the hub Application's condition while its cluster's agent is
-// unavailable: what the hub shows of that cluster is its last report.
-const staleStatusWarning = "StaleStatusWarning"
 
 // hubResourceTreeSpecs are scenario 19's specs of the hub's Argo CD UI and CLI: the hub's
 // argocd-server (the fleet's, Argo CD v3) answers the resource tree of the pulled
@@ -57,7 +53,13 @@ func hubResourceTreeSpecs(app string) {
 		// The addon turns unavailable once its lease is older than the window
 		// (5 x leaseDurationSeconds), at the registration agent's next look.
 		Eventually(func(g Gomega) {
-			g.Expect(hubAppConditions(ctx, g, app)).To(ContainElement(staleCondition()))
+			conditions := hubConditions(getApp(ctx, g, hub, argoNS, app))
+			g.Expect(conditions).To(ContainElement(And(
+				HaveKeyWithValue("type", string(pullmodel.ConditionStaleStatus)),
+				HaveKeyWithValue("message", And(
+					ContainSubstring("cluster "+treeCluster+"'s argocd-pull agent is unavailable since"),
+					ContainSubstring("resource tree shown are from its last report"))),
+			)), toYAML(conditions))
 		}).WithContext(ctx).WithTimeout(5*leaseDurationSeconds*time.Second + 2*time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 
 		By("asking the hub's argocd-server for the tree while the agent is away")
@@ -69,7 +71,8 @@ func hubResourceTreeSpecs(app string) {
 		Expect(pull.StartAgent(ctx, treeCluster, "")).To(Succeed())
 		stopped = false
 		Eventually(func(g Gomega) {
-			g.Expect(hubAppConditions(ctx, g, app)).NotTo(ContainElement(HaveKeyWithValue("type", staleStatusWarning)))
+			conditions := hubConditions(getApp(ctx, g, hub, argoNS, app))
+			g.Expect(conditions).NotTo(ContainElement(HaveKeyWithValue("type", string(pullmodel.ConditionStaleStatus))), toYAML(conditions))
 		}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 		tree, err = pf.HubServer.ResourceTree(ctx, argoNS, app)
 		Expect(err).NotTo(HaveOccurred())
@@ -102,16 +105,4 @@ func expectDegradedTree(g Gomega, tree *argov1alpha1.ApplicationTree) {
 // treeNode matches the node of the resource group/kind/name in treeNS.
 func treeNode(group, kind, name string) gomegatypes.GomegaMatcher {
 	return And(HaveField("Group", group), HaveField("Kind", kind), HaveField("Name", name), HaveField("Namespace", treeNS))
-}
-
-// staleCondition matches the hub Application's stale mark, naming the cluster.
-func staleCondition() gomegatypes.GomegaMatcher {
-	return And(HaveKeyWithValue("type", staleStatusWarning), HaveKeyWithValue("message", ContainSubstring(treeCluster)))
-}
-
-// hubAppConditions are all the conditions of the hub Application argoNS/name.
-func hubAppConditions(ctx SpecContext, g Gomega, name string) []any {
-	conditions, _, err := unstructured.NestedSlice(getApp(ctx, g, hub, argoNS, name).Object, "status", "conditions")
-	g.ExpectWithOffset(1, err).NotTo(HaveOccurred())
-	return conditions
 }
