@@ -51,7 +51,7 @@ type ArgoCDServerOptions struct {
 // StartArgoCDServer prepares the namespace as StartArgoCD does (Argo CD v3's CRDs
 // included), starts a Redis unless given one, and starts argocd-server with
 // --insecure --disable-auth on loopback, reading its caches with gzip compression. It
-// returns once the server is healthy. Stop the returned ArgoCD.
+// returns once its REST API answers. Stop the returned ArgoCD.
 func StartArgoCDServer(opts ArgoCDServerOptions) (_ *ArgoCD, err error) {
 	if opts.APIServer == nil {
 		return nil, errors.New("StartArgoCDServer: no APIServer")
@@ -102,12 +102,17 @@ func StartArgoCDServer(opts ArgoCDServerOptions) (_ *ArgoCD, err error) {
 		"--staticassets", a.mkdir("static"),
 		"--loglevel", logLevel, "--logformat", "text",
 	}
-	env := append(a.env(bin, opts.ExtraEnv), "REDIS_PASSWORD="+a.RedisPassword, "TMPDIR="+a.mkdir("server-tmp"))
+	env := append(a.env(bin, opts.ExtraEnv), "REDIS_PASSWORD="+a.RedisPassword, "TMPDIR="+a.mkdir("server-tmp"),
+		// The REST API reaches the server's own gRPC service through localhost:<port>,
+		// which gRPC resolves with a DNS TXT lookup too: in the private network namespace
+		// no name server answers, and the first API call would wait 10 s for it.
+		"GRPC_ENABLE_TXT_SERVICE_CONFIG=false")
 	p, err := a.start(bin, "argocd-server", env, args...)
 	if err != nil {
 		return nil, err
 	}
-	if err := waitHTTP(p, a.ServerURL()+"/healthz", 2*time.Minute); err != nil {
+	// /healthz answers before the REST API does; /api/version goes the API's way.
+	if err := waitHTTP(p, a.ServerURL()+"/api/version", 2*time.Minute); err != nil {
 		return nil, err
 	}
 	return a, nil
