@@ -195,8 +195,8 @@ func TestCRDsFollowCrdsInstallAndKeep(t *testing.T) {
 			}
 		}
 	}
-	if n != 3 {
-		t.Fatalf("%d CRDs rendered, want 3", n)
+	if n != 4 {
+		t.Fatalf("%d CRDs rendered, want 4", n)
 	}
 	objs, _ = render(t, map[string]any{"crds": map[string]any{"keep": false}})
 	if a := find(t, objs, "CustomResourceDefinition", "gitopsclusters.apps.open-cluster-management.io").GetAnnotations(); a["helm.sh/resource-policy"] != "" {

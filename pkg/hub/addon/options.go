@@ -63,8 +63,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.LogLevel, "agent-log-level", o.LogLevel,
 		"Default klog verbosity of the agent (AddOnDeploymentConfig customizedVariable "+VariableLogLevel+" overrides it).")
 	fs.IntVar(&o.AgentReportQuota, "agent-report-quota", o.AgentReportQuota,
-		"How many ApplicationStatusReports each cluster's namespace may hold (a ResourceQuota the addon writes there): "+
-			"the most Applications one managed cluster's Argo CD runs from the hub, plus headroom. A report past it is refused.")
+		"How many ApplicationStatusReports, and as many ApplicationResourceTrees, each cluster's namespace may hold (a ResourceQuota "+
+			"the addon writes there): the most Applications one managed cluster's Argo CD runs from the hub, plus headroom. A report past it is refused.")
 }
 
 // Validate reports options the agent could not run with.

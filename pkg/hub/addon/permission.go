@@ -34,8 +34,8 @@ const permissionTimeout = 30 * time.Second
 // ClusterRole AgentHubRoleName, bound only to the group of that cluster's addon agent
 // (system:open-cluster-management:cluster:<cluster>:addon:argocd-pull), never to the
 // addon-wide group every cluster's agent is in, so cluster A's agent can never write
-// cluster B's reports. A ResourceQuota bounds how many reports the namespace holds
-// (reportQuota). Both are owned by the ManagedClusterAddOn and go with it.
+// cluster B's reports. A ResourceQuota bounds how many reports (and as many resource
+// trees) the namespace holds (reportQuota). Both are owned by the ManagedClusterAddOn and go with it.
 //
 // A fixed ClusterRole, not a Role per cluster, so the manager needs no write on Roles
 // anywhere: only RoleBinding writes and `bind` on that one ClusterRole (the API server's
@@ -78,9 +78,9 @@ func applyAgentHubRoleBinding(ctx context.Context, kubeClient kubernetes.Interfa
 // AgentHubRules is everything an agent does on the hub, in its cluster's namespace, and
 // nothing more (a rule here that the agent does not use is a grant an attacker holding a
 // cluster's agent credentials would get for free):
-//   - ApplicationStatusReports: its hub cache lists and watches them; it writes them with
-//     server-side apply (patch, and create when the report is new) and deletes them. It
-//     never reads one uncached nor updates one.
+//   - ApplicationStatusReports and ApplicationResourceTrees: its hub cache lists and
+//     watches them; it writes them with server-side apply (patch, and create when one is
+//     new) and deletes them. It never reads one uncached nor updates one.
 //   - its own ManagedClusterAddOn, by name: it reads it (the reports' owner, and the
 //     hub-credentials health check) and patches its status (the ApplicationsWatched
 //     condition). It never writes its spec, which says where and how the agent is
@@ -93,7 +93,7 @@ func AgentHubRules() []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{
 		{
 			APIGroups: []string{appsv1alpha1.GroupVersion.Group},
-			Resources: []string{"applicationstatusreports"},
+			Resources: []string{"applicationstatusreports", "applicationresourcetrees"},
 			Verbs:     []string{"create", "patch", "delete", "list", "watch"},
 		},
 		{

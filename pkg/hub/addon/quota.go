@@ -16,27 +16,36 @@ import (
 )
 
 // AgentReportQuotaName names the ResourceQuota that bounds the ApplicationStatusReports
-// in a cluster's namespace.
+// and ApplicationResourceTrees in a cluster's namespace.
 const AgentReportQuotaName = "argocd-pull-agent-reports"
 
 // DefaultAgentReportQuota is --agent-report-quota's default: far above the Applications
 // one cluster's Argo CD usually runs, far below what would strain the hub's etcd.
 const DefaultAgentReportQuota = 1000
 
-// ReportCountResource is the object-count quota resource of ApplicationStatusReports.
-var ReportCountResource = corev1.ResourceName("count/applicationstatusreports." + appsv1alpha1.GroupVersion.Group)
+// ReportCountResource is the object-count quota resource of ApplicationStatusReports,
+// TreeCountResource that of ApplicationResourceTrees.
+var (
+	ReportCountResource = corev1.ResourceName("count/applicationstatusreports." + appsv1alpha1.GroupVersion.Group)
+	TreeCountResource   = corev1.ResourceName("count/applicationresourcetrees." + appsv1alpha1.GroupVersion.Group)
+)
 
 // AgentReportQuota is the ResourceQuota of cluster's namespace that lets at most limit
-// ApplicationStatusReports exist there. The agent writes one per pulled Application, but
-// whoever holds a cluster's agent credentials (or can create Applications carrying the
-// pull annotations on that cluster) could otherwise fill the hub's etcd with reports.
+// ApplicationStatusReports, and as many ApplicationResourceTrees, exist there. The agent
+// writes one of each per pulled Application, but whoever holds a cluster's agent
+// credentials (or can create Applications carrying the pull annotations on that cluster)
+// could otherwise fill the hub's etcd with them; a tree can take up to
+// MaxTreeCompressedBytes.
 func AgentReportQuota(cluster string, addon *addonv1alpha1.ManagedClusterAddOn, limit int) *corev1.ResourceQuota {
 	meta := agentHubObjectMeta(cluster, addon)
 	meta.Name = AgentReportQuotaName
 	return &corev1.ResourceQuota{
 		ObjectMeta: meta,
 		Spec: corev1.ResourceQuotaSpec{
-			Hard: corev1.ResourceList{ReportCountResource: *resource.NewQuantity(int64(limit), resource.DecimalSI)},
+			Hard: corev1.ResourceList{
+				ReportCountResource: *resource.NewQuantity(int64(limit), resource.DecimalSI),
+				TreeCountResource:   *resource.NewQuantity(int64(limit), resource.DecimalSI),
+			},
 		},
 	}
 }

@@ -26,6 +26,8 @@ func TestManifestsInvalidAgentSettings(t *testing.T) {
 		{Name: VariableHubKubeAPIQPS, Value: "0"},
 		{Name: VariableHubKubeAPIBurst, Value: "-3"},
 		{Name: VariableHubReconnectJitter, Value: "soon"},
+		{Name: VariableResourceTrees, Value: "yes"},
+		{Name: VariableResourceTreeInterval, Value: "0s"},
 	} {
 		t.Run(invalid.Name, func(t *testing.T) {
 			config := testConfig(addonv1alpha1.AddOnDeploymentConfigSpec{CustomizedVariables: []addonv1alpha1.CustomizedVariable{invalid}})
@@ -64,6 +66,8 @@ func TestManifestsAgentSettings(t *testing.T) {
 		"--hub-kube-api-qps=0.5",
 		"--hub-kube-api-burst=10",
 		"--hub-reconnect-jitter=1m30s",
+		"--resource-trees=false",
+		"--resource-tree-interval=1m30s",
 		"--health-probe-bind-address=:8091",
 		"--metrics-bind-address=:8090",
 		"--v=6",

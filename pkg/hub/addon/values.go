@@ -55,12 +55,26 @@ const (
 	// VariableHubReconnectJitter is the most the agent waits, at random, after the hub
 	// answers again before it retries what waited for it: a Go duration such as 30s.
 	VariableHubReconnectJitter = "hubReconnectJitter"
+	// VariableResourceTrees switches the agent's ApplicationResourceTrees on or off: true
+	// or false.
+	VariableResourceTrees = "resourceTrees"
+	// VariableResourceTreeInterval is the least time between two writes of one
+	// Application's resource tree: a Go duration such as 10s.
+	VariableResourceTreeInterval = "resourceTreeInterval"
 )
 
 // maxHubReconnectJitter bounds hubReconnectJitter: the agent's own backoff retries a
 // failed write within two minutes anyway, so a longer wait only delays the hub's view,
 // and a value of hours is a typo.
 const maxHubReconnectJitter = 10 * time.Minute
+
+// minResourceTreeInterval and maxResourceTreeInterval bound resourceTreeInterval: below
+// a second the agent would write a tree per change of a busy Application, above ten
+// minutes the hub's tree is too old to act on, and hours are a typo.
+const (
+	minResourceTreeInterval = time.Second
+	maxResourceTreeInterval = 10 * time.Minute
+)
 
 // agentImageKey is where the chart reads the agent image; the framework's image helpers
 // write the mirrored image there.
@@ -94,6 +108,9 @@ type AgentValues struct {
 	HubKubeAPIQPS      float64 `json:"hubKubeAPIQPS,omitempty"`
 	HubKubeAPIBurst    int     `json:"hubKubeAPIBurst,omitempty"`
 	HubReconnectJitter string  `json:"hubReconnectJitter,omitempty"`
+	// ResourceTrees is "true" or "false": a string, so that false passes a flag too.
+	ResourceTrees        string `json:"resourceTrees,omitempty"`
+	ResourceTreeInterval string `json:"resourceTreeInterval,omitempty"`
 	// Tolerations come from AddOnDeploymentConfig nodePlacement (ToAddOnNodePlacementValues).
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
 	Global      GlobalValues        `json:"global"`
@@ -233,6 +250,14 @@ var agentVariables = map[string]func(string) (any, error){
 	VariableHubKubeAPIQPS:      parseQPS,
 	VariableHubKubeAPIBurst:    parseBurst,
 	VariableHubReconnectJitter: parseHubReconnectJitter,
+	VariableResourceTrees: func(v string) (any, error) {
+		on, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, errors.New("not true or false")
+		}
+		return strconv.FormatBool(on), nil
+	},
+	VariableResourceTreeInterval: parseResourceTreeInterval,
 }
 
 func nameError(what string, msgs []string) error {
@@ -263,6 +288,14 @@ func parseHubReconnectJitter(v string) (any, error) {
 	d, err := time.ParseDuration(v)
 	if err != nil || d < 0 || d > maxHubReconnectJitter {
 		return nil, fmt.Errorf("not a duration from 0s to %s", maxHubReconnectJitter)
+	}
+	return d.String(), nil
+}
+
+func parseResourceTreeInterval(v string) (any, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil || d < minResourceTreeInterval || d > maxResourceTreeInterval {
+		return nil, fmt.Errorf("not a duration from %s to %s", minResourceTreeInterval, maxResourceTreeInterval)
 	}
 	return d.String(), nil
 }

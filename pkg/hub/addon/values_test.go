@@ -37,6 +37,9 @@ var validSettings = map[string]struct {
 	VariableHubKubeAPIQPS:      {"0.5", 0.5},
 	VariableHubKubeAPIBurst:    {" 10", float64(10)},
 	VariableHubReconnectJitter: {"90s", "1m30s"},
+	// "False" is a bool strconv reads: it passes the flag as false.
+	VariableResourceTrees:        {" False", "false"},
+	VariableResourceTreeInterval: {"90s", "1m30s"},
 }
 
 // settingsCase is a case of TestToAgentSettingsValues: the variables give want, or an error
@@ -127,6 +130,21 @@ func TestToAgentSettingsValues(t *testing.T) {
 			`customizedVariable hubReconnectJitter "-1s": not a duration`,
 			`customizedVariable hubReconnectJitter "1h": not a duration`,
 		},
+	}, {
+		name: "resource trees neither true nor false, interval out of bounds",
+		variables: []addonv1alpha1.CustomizedVariable{
+			{Name: VariableResourceTrees, Value: "on"}, {Name: VariableResourceTreeInterval, Value: "10"},
+			{Name: VariableResourceTreeInterval, Value: "500ms"}, {Name: VariableResourceTreeInterval, Value: "1h"}},
+		wantErr: []string{
+			`customizedVariable resourceTrees "on": not true or false`,
+			`customizedVariable resourceTreeInterval "10": not a duration from 1s to 10m0s`,
+			`customizedVariable resourceTreeInterval "500ms": not a duration`,
+			`customizedVariable resourceTreeInterval "1h": not a duration`,
+		},
+	}, {
+		name:      "resource trees true: passed on",
+		variables: []addonv1alpha1.CustomizedVariable{{Name: VariableResourceTrees, Value: "1"}},
+		want:      addonfactory.Values{"resourceTrees": "true"},
 	}, {
 		name:      "reconnect jitter 0s: at once, passed on",
 		variables: []addonv1alpha1.CustomizedVariable{{Name: VariableHubReconnectJitter, Value: "0"}},
@@ -257,7 +275,7 @@ func TestAgentHubPermission(t *testing.T) {
 		t.Errorf("Roles in the cluster namespace = %v (err %v), want none: the chart's ClusterRole is bound", roles, err)
 	}
 	wantRules := []rbacv1.PolicyRule{
-		{APIGroups: []string{"apps.open-cluster-management.io"}, Resources: []string{"applicationstatusreports"},
+		{APIGroups: []string{"apps.open-cluster-management.io"}, Resources: []string{"applicationstatusreports", "applicationresourcetrees"},
 			Verbs: []string{"create", "patch", "delete", "list", "watch"}},
 		{APIGroups: []string{"addon.open-cluster-management.io"}, Resources: []string{"managedclusteraddons"},
 			ResourceNames: []string{"argocd-pull"}, Verbs: []string{"get"}},
@@ -283,8 +301,9 @@ func TestAgentHubPermission(t *testing.T) {
 	if err != nil {
 		t.Fatalf("getting ResourceQuota: %v", err)
 	}
-	if got := quota.Spec.Hard[ReportCountResource]; len(quota.Spec.Hard) != 1 || got.Value() != 7 {
-		t.Errorf("ResourceQuota hard = %v, want only %s: 7", quota.Spec.Hard, ReportCountResource)
+	reportCount, treeCount := quota.Spec.Hard[ReportCountResource], quota.Spec.Hard[TreeCountResource]
+	if len(quota.Spec.Hard) != 2 || reportCount.Value() != 7 || treeCount.Value() != 7 {
+		t.Errorf("ResourceQuota hard = %v, want only %s: 7 and %s: 7", quota.Spec.Hard, ReportCountResource, TreeCountResource)
 	}
 	for _, owned := range []metav1.Object{binding, quota} {
 		refs := owned.GetOwnerReferences()

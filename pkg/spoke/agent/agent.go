@@ -26,6 +26,7 @@ import (
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/internal/endpoints"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/spoke/environment"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/spoke/reports"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/version"
 )
 
@@ -107,19 +108,30 @@ func newHubCluster(cfg *rest.Config, scheme *runtime.Scheme, clusterName string)
 	hub, err := cluster.New(cfg, func(co *cluster.Options) {
 		co.Scheme = scheme
 		co.Cache = cache.Options{
-			// The agent's hub Role covers its cluster namespace only. Reports are the only
-			// kind the hub cache holds (the ManagedClusterAddOn is read uncached), so the
-			// label selector is the cache's default: ByObject would need the REST mapping,
-			// and the hub may be unreachable when the agent starts.
+			// The agent's hub Role covers its cluster namespace only. Reports and resource
+			// trees are the only kinds the hub cache holds (the ManagedClusterAddOn is read
+			// uncached), so the label selector and the transform are the cache's defaults:
+			// ByObject would need the REST mapping, and the hub may be unreachable when the
+			// agent starts.
 			DefaultNamespaces:    map[string]cache.Config{clusterName: {}},
 			DefaultLabelSelector: labels.SelectorFromSet(labels.Set{apps.LabelReportManagedBy: apps.ReportManagedByAgent}),
-			DefaultTransform:     cache.TransformStripManagedFields(),
+			DefaultTransform:     hubCacheTransform,
 		}
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating the hub client: %w", err)
 	}
 	return hub, nil
+}
+
+// hubCacheTransform strips what the agent never reads from the objects of its hub cache:
+// managed fields, and the payload of resource trees (reports.DropTreePayload).
+func hubCacheTransform(obj any) (any, error) {
+	obj, err := cache.TransformStripManagedFields()(obj)
+	if err != nil {
+		return obj, err
+	}
+	return reports.DropTreePayload(obj)
 }
 
 func (a *agent) run(ctx context.Context) error {

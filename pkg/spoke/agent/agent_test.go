@@ -40,6 +40,16 @@ func TestFlags(t *testing.T) {
 					o.Endpoints.QPS == 100 && o.Endpoints.Burst == 150
 			},
 		},
+		"resource trees on by default, every 10s": {
+			args: []string{"--hub-kubeconfig=k", "--cluster-name=c1"},
+			want: func(o *Options) bool { return o.ResourceTrees && o.ResourceTreeInterval == 10*time.Second },
+		},
+		"resource trees switched off, another interval": {
+			args: []string{"--hub-kubeconfig=k", "--cluster-name=c1", "--resource-trees=false", "--resource-tree-interval=1m"},
+			want: func(o *Options) bool { return !o.ResourceTrees && o.ResourceTreeInterval == time.Minute },
+		},
+		"resource tree interval must be positive": {args: []string{"--hub-kubeconfig=k", "--cluster-name=c1", "--resource-tree-interval=0s"},
+			wantErr: "--resource-tree-interval 0s is not a positive duration"},
 		"cluster name and hub kubeconfig are required": {args: []string{"--watch-namespaces= "}, wantErr: "--hub-kubeconfig is required"},
 		"hub QPS must be positive": {args: []string{"--hub-kubeconfig=k", "--cluster-name=c1", "--hub-kube-api-qps=0"},
 			wantErr: "--hub-kube-api-qps 0 is not a positive"},

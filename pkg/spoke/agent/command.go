@@ -35,7 +35,9 @@ flow (the hub answers and takes its writes), and says on its ManagedClusterAddOn
 namespaces it watches, when Argo CD or a watched namespace is missing, whether Argo CD
 keeps per-resource health in the Applications and, when it keeps it in its resource tree,
 whether the agent can read that tree from Argo CD's Redis (--redis-address, with the
-password of the --redis-secret Secret in --argocd-namespace).
+password of the --redis-secret Secret in --argocd-namespace). With --resource-trees it
+also keeps, next to each report, an ApplicationResourceTree: the Application's full
+resource tree, written when it changed, at most once per --resource-tree-interval.
 It serves /healthz and /readyz on --health-probe-bind-address and Prometheus metrics on
 --metrics-bind-address, and stops cleanly on SIGTERM.`,
 		Args: cobra.NoArgs,
@@ -65,6 +67,11 @@ func (o *Options) AddFlags(cmd *cobra.Command) {
 		"Secret in --argocd-namespace holding Argo CD's Redis password under key auth.")
 	fs.StringVar(&o.RedisCompression, "redis-compression", o.RedisCompression,
 		"How Argo CD compresses its Redis cache (its --redis-compress): gzip or none.")
+	fs.BoolVar(&o.ResourceTrees, "resource-trees", o.ResourceTrees,
+		"Send the hub every pulled Application's full resource tree (an ApplicationResourceTree next to its report), read from "+
+			"Argo CD's Redis, for the hub's Argo CD UI and CLI; false deletes the trees the agent wrote.")
+	fs.DurationVar(&o.ResourceTreeInterval, "resource-tree-interval", o.ResourceTreeInterval,
+		"Least time between two writes of one Application's resource tree; the changes in between ride along in the next write.")
 	fs.Float32Var(&o.HubQPS, "hub-kube-api-qps", o.HubQPS,
 		"Sustained requests per second to the hub, all the agent's requests to it together (--kube-api-qps is the managed cluster's).")
 	fs.IntVar(&o.HubBurst, "hub-kube-api-burst", o.HubBurst,
@@ -94,6 +101,9 @@ func (o *Options) Validate() error {
 	}
 	if _, err := cacheutil.CompressionTypeFromString(o.RedisCompression); err != nil {
 		errs = append(errs, fmt.Errorf("--redis-compression: %w", err))
+	}
+	if o.ResourceTreeInterval <= 0 {
+		errs = append(errs, fmt.Errorf("--resource-tree-interval %s is not a positive duration", o.ResourceTreeInterval))
 	}
 	if !(o.HubQPS > 0) {
 		errs = append(errs, fmt.Errorf("--hub-kube-api-qps %v is not a positive number of requests per second", o.HubQPS))

@@ -47,6 +47,15 @@ func newComponents(o *Options, namespaces []string, mgr manager.Manager, hub clu
 		cacheutil.RedisCompressionType(o.RedisCompression))
 	healthSources := resourcetree.NewHealthSources()
 	reporter := reports.NewReconciler(mgr.GetClient(), hub, o.ClusterName, owner, namespaces, health.writes, healthSources, trees, reconnect)
+	// The trees have a reconnect of their own: its retries go to the tree controller.
+	treeReconnect := newHubReconnect(func(ctx context.Context) error {
+		return hubReader.Get(ctx, types.NamespacedName{Namespace: o.ClusterName, Name: apps.AddonName}, &addonv1alpha1.ManagedClusterAddOn{})
+	}, lease.renew, o.HubReconnectJitter)
+	var treeReader reports.TreeReader
+	if o.ResourceTrees {
+		treeReader = trees
+	}
+	treeWriter := reports.NewTreeReconciler(mgr.GetClient(), hub, o.ClusterName, owner, namespaces, treeReader, o.ResourceTreeInterval, treeReconnect)
 	requests := newRequestApplier(mgr.GetClient(), mgr.GetClient())
 
 	// startReports adds the components held back for Argo CD; set once the table is.
@@ -61,6 +70,10 @@ func newComponents(o *Options, namespaces []string, mgr manager.Manager, hub clu
 		})},
 		{name: "report controller", afterArgoCD: true, setup: func(mgr manager.Manager) error {
 			return reporter.Start(mgr, hub, o.coalesceWindow())
+		}},
+		{name: "resource tree hub reconnect", runnable: treeReconnect},
+		{name: "resource tree controller", afterArgoCD: true, setup: func(mgr manager.Manager) error {
+			return treeWriter.Start(mgr, hub, o.coalesceWindow())
 		}},
 		{name: "hub requests controller", afterArgoCD: true, setup: requests.start},
 		{name: "environment controller", setup: func(mgr manager.Manager) error {

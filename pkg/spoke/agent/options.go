@@ -14,6 +14,7 @@ import (
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/internal/endpoints"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/spoke/internal/retry"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/spoke/reports"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/spoke/resourcetree"
 )
 
@@ -87,6 +88,13 @@ type Options struct {
 	// (Argo CD's default) or none.
 	RedisCompression string
 
+	// ResourceTrees switches the ApplicationResourceTrees on: the full resource tree of
+	// every pulled Application, for the hub's Argo CD UI and CLI. Off, the agent deletes
+	// the trees it wrote.
+	ResourceTrees bool
+	// ResourceTreeInterval is the least time between two writes of one Application's tree.
+	ResourceTreeInterval time.Duration
+
 	// HubQPS and HubBurst bound every request of the agent to the hub: one token bucket
 	// shared by all its clients of the hub (client-go otherwise gives each API group's
 	// client a bucket of its own).
@@ -117,6 +125,9 @@ func NewOptions() *Options {
 		ArgoCDNamespace:  "argocd",
 		RedisSecret:      resourcetree.DefaultRedisSecret,
 		RedisCompression: string(cacheutil.RedisCompressionGZip),
+
+		ResourceTrees:        true,
+		ResourceTreeInterval: reports.DefaultTreeInterval,
 
 		HubQPS:             DefaultHubQPS,
 		HubBurst:           DefaultHubBurst,

@@ -35,14 +35,20 @@ func PublishReport(ctx context.Context, hub client.Client, app *argov1alpha1.App
 // second), and returns the resourceVersion the hub answered with.
 func applyReport(ctx context.Context, hub client.Client, desired *appsv1alpha1.ApplicationStatusReport, now time.Time) (string, error) {
 	desired.Status.ObservedAt.Time = now.Truncate(time.Second)
+	return applyAsAgent(ctx, hub, desired)
+}
+
+// applyAsAgent writes desired, a report or a resource tree, with server-side apply as
+// the agent's field owner, and returns the resourceVersion the hub answered with.
+func applyAsAgent(ctx context.Context, hub client.Client, desired client.Object) (string, error) {
 	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(desired)
 	if err != nil {
-		return "", fmt.Errorf("converting report %s: %w", desired.Name, err)
+		return "", fmt.Errorf("converting %s: %w", desired.GetName(), err)
 	}
 	u := &unstructured.Unstructured{Object: content}
 	if err := hub.Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
 		client.FieldOwner(fieldOwner), client.ForceOwnership); err != nil {
-		return "", fmt.Errorf("applying report %s/%s on the hub: %w", desired.Namespace, desired.Name, err)
+		return "", fmt.Errorf("applying %s %s/%s on the hub: %w", u.GetKind(), desired.GetNamespace(), desired.GetName(), err)
 	}
 	return u.GetResourceVersion(), nil
 }

@@ -15,6 +15,9 @@ import (
 // of a burst inside the window lands in that one entry: one reconcile, at most one write.
 type coalescingHandler struct {
 	delay time.Duration
+	// delayOf, when set, is the delay of each request instead of delay (the resource tree
+	// controller holds a request back until its Application may be written again).
+	delayOf func(reconcile.Request) time.Duration
 	// requests maps the object of an event to what to reconcile.
 	requests func(client.Object) []reconcile.Request
 	// observe, when set, sees every event first (the report reconciler forgets what it
@@ -32,7 +35,11 @@ func (h *coalescingHandler) enqueue(obj client.Object, deleted bool, q requestQu
 		h.observe(obj, deleted)
 	}
 	for _, r := range h.requests(obj) {
-		q.AddAfter(r, h.delay)
+		delay := h.delay
+		if h.delayOf != nil {
+			delay = h.delayOf(r)
+		}
+		q.AddAfter(r, delay)
 	}
 }
 

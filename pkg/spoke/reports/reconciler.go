@@ -1,7 +1,8 @@
 // Package reports keeps one ApplicationStatusReport on the hub per pulled Application of
 // the watched namespaces: the report controller, the report's content, the coalescing of
 // an Application's changes into one write, and the report's owner, the agent's
-// ManagedClusterAddOn.
+// ManagedClusterAddOn. Beside it, the resource tree controller (tree.go) keeps the
+// Application's ApplicationResourceTree, named, labelled and owned like its report.
 package reports
 
 import (

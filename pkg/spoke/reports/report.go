@@ -14,23 +14,8 @@ import (
 // agent's ManagedClusterAddOn, with tree, Argo CD's resource tree of app, when read.
 // ObservedAt is left for the write to set.
 func desiredReport(app *argov1alpha1.Application, tree *argov1alpha1.ApplicationTree, clusterName string, owner metav1.OwnerReference) *appsv1alpha1.ApplicationStatusReport {
-	a := app.GetAnnotations()
-	source := appsv1alpha1.ApplicationReportSource{
-		Cluster:                 clusterName,
-		Namespace:               app.Namespace,
-		Name:                    app.Name,
-		UID:                     string(app.UID),
-		HubApplicationNamespace: a[apps.AnnotationHubApplicationNamespace],
-		HubApplicationName:      a[apps.AnnotationHubApplicationName],
-		ApplicationSet:          a[apps.AnnotationHostingApplicationSet],
-	}
-	labels := map[string]string{
-		apps.LabelReportManagedBy:      apps.ReportManagedByAgent,
-		apps.LabelReportHubApplication: apps.HubApplicationLabelValue(source.HubApplicationNamespace, source.HubApplicationName),
-	}
-	if source.ApplicationSet != "" {
-		labels[apps.LabelReportApplicationSet] = apps.ApplicationSetLabelValue(source.ApplicationSet)
-	}
+	source := reportSource(app, clusterName)
+	labels := reportLabels(source)
 	return &appsv1alpha1.ApplicationStatusReport{
 		TypeMeta: metav1.TypeMeta{
 			APIVersion: appsv1alpha1.GroupVersion.String(),
@@ -47,6 +32,35 @@ func desiredReport(app *argov1alpha1.Application, tree *argov1alpha1.Application
 	}
 }
 
+// reportSource says which Application on cluster clusterName app is and where it came
+// from, for its report and its resource tree.
+func reportSource(app *argov1alpha1.Application, clusterName string) appsv1alpha1.ApplicationReportSource {
+	a := app.GetAnnotations()
+	return appsv1alpha1.ApplicationReportSource{
+		Cluster:                 clusterName,
+		Namespace:               app.Namespace,
+		Name:                    app.Name,
+		UID:                     string(app.UID),
+		HubApplicationNamespace: a[apps.AnnotationHubApplicationNamespace],
+		HubApplicationName:      a[apps.AnnotationHubApplicationName],
+		ApplicationSet:          a[apps.AnnotationHostingApplicationSet],
+	}
+}
+
+// reportLabels are the labels of the report and the resource tree of the Application
+// source: the agent's mark (its hub cache selects by it) and the hub Application and
+// ApplicationSet, for selecting them on the hub.
+func reportLabels(source appsv1alpha1.ApplicationReportSource) map[string]string {
+	labels := map[string]string{
+		apps.LabelReportManagedBy:      apps.ReportManagedByAgent,
+		apps.LabelReportHubApplication: apps.HubApplicationLabelValue(source.HubApplicationNamespace, source.HubApplicationName),
+	}
+	if source.ApplicationSet != "" {
+		labels[apps.LabelReportApplicationSet] = apps.ApplicationSetLabelValue(source.ApplicationSet)
+	}
+	return labels
+}
+
 // DesiredReport is the report the agent wants on the hub for app, a pulled Application on
 // cluster clusterName, owned by owner as AddonOwnerReference makes it, without a resource
 // tree; ObservedAt is left for the write to set. Benchmarks build their reports with it.
@@ -57,25 +71,29 @@ func DesiredReport(app *argov1alpha1.Application, clusterName string, owner meta
 // sameContent says whether current already says what desired says: the agent's labels,
 // owner, source and status, ignoring ObservedAt (the time of the last write).
 func sameContent(current, desired *appsv1alpha1.ApplicationStatusReport) bool {
-	for _, want := range desired.OwnerReferences {
-		if !hasOwner(current.OwnerReferences, want) {
-			return false
-		}
-	}
-	for k, v := range desired.Labels {
-		if current.Labels[k] != v {
-			return false
-		}
-	}
-	if _, ok := current.Labels[apps.LabelReportApplicationSet]; ok && desired.Labels[apps.LabelReportApplicationSet] == "" {
-		return false
-	}
-	if current.Source != desired.Source {
+	if !sameAgentMetadata(current, desired) || current.Source != desired.Source {
 		return false
 	}
 	cs, ds := current.Status, desired.Status
 	cs.ObservedAt, ds.ObservedAt = metav1.Time{}, metav1.Time{}
 	return equality.Semantic.DeepEqual(cs, ds)
+}
+
+// sameAgentMetadata says whether current carries the owner and the labels the agent gives
+// desired (owners and labels someone else added do not matter).
+func sameAgentMetadata(current, desired metav1.Object) bool {
+	for _, want := range desired.GetOwnerReferences() {
+		if !hasOwner(current.GetOwnerReferences(), want) {
+			return false
+		}
+	}
+	for k, v := range desired.GetLabels() {
+		if current.GetLabels()[k] != v {
+			return false
+		}
+	}
+	_, currentSet := current.GetLabels()[apps.LabelReportApplicationSet]
+	return !currentSet || desired.GetLabels()[apps.LabelReportApplicationSet] != ""
 }
 
 // hasOwner says whether refs hold want; owners someone else added do not matter.

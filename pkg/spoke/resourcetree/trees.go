@@ -41,8 +41,8 @@ const unreachableBackoff = 30 * time.Second
 
 // Trees reads Argo CD's resource tree of an Application (per-resource health and
 // children, what `argocd app resources` shows) from the Redis Argo CD keeps it in, with
-// Argo CD's own cache client. It reads only when asked, which the report controller does
-// when an Application changes: Argo CD writes the tree before it updates the
+// Argo CD's own cache client. It reads only when asked, which the report controller and
+// the resource tree controller (pkg/spoke/reports) do when an Application changes: Argo CD writes the tree before it updates the
 // Application's status, so the status change that follows a health change brings the
 // read. It connects with the password of Argo CD's argocd-redis Secret, read again when
 // Redis refuses it.
@@ -71,9 +71,10 @@ type Trees struct {
 	now              func() time.Time
 
 	// changed gets an event when the condition changes (the environment controller
-	// watches it); retry gets the Applications to read again once reads work.
+	// watches it); each of retries gets the Applications to read again once reads work
+	// (one per controller that reads trees: the reports' and the trees').
 	changed chan event.GenericEvent
-	retry   chan event.GenericEvent
+	retries []chan event.GenericEvent
 }
 
 // NewTrees reads trees from Redis at address, with the password of the Secret secretName
@@ -85,7 +86,6 @@ func NewTrees(secrets client.Reader, namespace, secretName, address string, comp
 		failed:  map[types.NamespacedName]bool{},
 		now:     time.Now,
 		changed: make(chan event.GenericEvent, 1),
-		retry:   make(chan event.GenericEvent, 64),
 	}
 }
 
@@ -240,13 +240,16 @@ func (t *Trees) record(key types.NamespacedName, err error) {
 		clear(t.failed)
 	}
 	after := t.conditionLocked()
+	retries := t.retries
 	t.mu.Unlock()
 	signalChange(t.changed, before, after)
 	if len(again) > 0 {
-		// Off the reconciler's goroutine: the report controller drains retry.
+		// Off the reconciler's goroutine: the controllers drain their channels.
 		go func() {
 			for _, k := range again {
-				t.retry <- event.GenericEvent{Object: &argov1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: k.Namespace, Name: k.Name}}}
+				for _, retry := range retries {
+					retry <- event.GenericEvent{Object: &argov1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: k.Namespace, Name: k.Name}}}
+				}
 			}
 		}()
 	}
@@ -269,9 +272,16 @@ func (t *Trees) Condition() *metav1.Condition {
 // Changed gets an event when the condition changes (the environment controller watches it).
 func (t *Trees) Changed() <-chan event.GenericEvent { return t.changed }
 
-// Retries gets the Applications whose trees to read again, once reads work again after
-// theirs failed (the report controller watches it).
-func (t *Trees) Retries() <-chan event.GenericEvent { return t.retry }
+// Retries is a new channel that gets the Applications whose trees to read again, once
+// reads work again after theirs failed; each controller that reads trees (the reports',
+// the trees') watches one of its own.
+func (t *Trees) Retries() <-chan event.GenericEvent {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	retry := make(chan event.GenericEvent, 64)
+	t.retries = append(t.retries, retry)
+	return retry
+}
 
 func (t *Trees) conditionLocked() *metav1.Condition {
 	if !t.read {

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 )
@@ -64,6 +65,8 @@ func TestResourceTreesCondition(t *testing.T) {
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			trees := NewTrees(nil, "argocd", DefaultRedisSecret, "127.0.0.1:1", "gzip")
+			// Two controllers read trees: each gets every retry.
+			reportRetries, treeRetries := trees.Retries(), trees.Retries()
 			for i, err := range tt.reads {
 				key := a
 				if i%2 == 1 {
@@ -86,8 +89,10 @@ func TestResourceTreesCondition(t *testing.T) {
 				t.Errorf("message %q does not carry the error", cond.Message)
 			}
 			for range tt.wantRetry {
-				if e := <-trees.retry; e.Object.GetName() != a.Name {
-					t.Errorf("retry of %s, want %s", e.Object.GetName(), a.Name)
+				for _, retries := range []<-chan event.GenericEvent{reportRetries, treeRetries} {
+					if e := <-retries; e.Object.GetName() != a.Name {
+						t.Errorf("retry of %s, want %s", e.Object.GetName(), a.Name)
+					}
 				}
 			}
 		})

@@ -36,6 +36,12 @@ func agentMay(ctx SpecContext, cluster string, attrs authorizationv1.ResourceAtt
 	return review.Status.Allowed
 }
 
+// treeOf is a one-Deployment resource tree of the Application name.
+func treeOf(name string) *argov1alpha1.ApplicationTree {
+	return &argov1alpha1.ApplicationTree{Nodes: []argov1alpha1.ResourceNode{{ResourceRef: argov1alpha1.ResourceRef{
+		Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "guestbook", Name: name[:min(len(name), 60)], UID: "uid-deployment"}}}}
+}
+
 // pulledApplication is Application argocd/name on cluster as the agent sees it after the
 // hub delivered it.
 func pulledApplication(name string) *argov1alpha1.Application {
@@ -92,12 +98,21 @@ var _ = Describe("A cluster's agent identity on the hub", Ordered, func() {
 		Entry("patch reports", "own", "apps.open-cluster-management.io", "applicationstatusreports", "", "x", "patch", true),
 		Entry("delete reports", "own", "apps.open-cluster-management.io", "applicationstatusreports", "", "x", "delete", true),
 		Entry("watch reports", "own", "apps.open-cluster-management.io", "applicationstatusreports", "", "", "watch", true),
+		Entry("create resource trees", "own", "apps.open-cluster-management.io", "applicationresourcetrees", "", "", "create", true),
+		Entry("patch resource trees", "own", "apps.open-cluster-management.io", "applicationresourcetrees", "", "x", "patch", true),
+		Entry("delete resource trees", "own", "apps.open-cluster-management.io", "applicationresourcetrees", "", "x", "delete", true),
+		Entry("watch resource trees", "own", "apps.open-cluster-management.io", "applicationresourcetrees", "", "", "watch", true),
 		Entry("get its ManagedClusterAddOn", "own", "addon.open-cluster-management.io", "managedclusteraddons", "", "argocd-pull", "get", true),
 		Entry("patch its ManagedClusterAddOn's status", "own", "addon.open-cluster-management.io", "managedclusteraddons", "status", "argocd-pull", "patch", true),
 
 		Entry("update reports", "own", "apps.open-cluster-management.io", "applicationstatusreports", "", "x", "update", false),
 		Entry("deletecollection of reports", "own", "apps.open-cluster-management.io", "applicationstatusreports", "", "", "deletecollection", false),
 		Entry("create reports of another cluster", "other", "apps.open-cluster-management.io", "applicationstatusreports", "", "", "create", false),
+		Entry("update resource trees", "own", "apps.open-cluster-management.io", "applicationresourcetrees", "", "x", "update", false),
+		Entry("get a resource tree uncached", "own", "apps.open-cluster-management.io", "applicationresourcetrees", "", "x", "get", false),
+		Entry("create resource trees of another cluster", "other", "apps.open-cluster-management.io", "applicationresourcetrees", "", "", "create", false),
+		Entry("patch resource trees of another cluster", "other", "apps.open-cluster-management.io", "applicationresourcetrees", "", "x", "patch", false),
+		Entry("list resource trees of another cluster", "other", "apps.open-cluster-management.io", "applicationresourcetrees", "", "", "list", false),
 		Entry("create ManifestWorks", "own", "work.open-cluster-management.io", "manifestworks", "", "", "create", false),
 		Entry("update ManifestWorks", "own", "work.open-cluster-management.io", "manifestworks", "", "addon-argocd-pull-deploy-0", "update", false),
 		Entry("patch ManifestWorks", "own", "work.open-cluster-management.io", "manifestworks", "", "addon-argocd-pull-deploy-0", "patch", false),
@@ -182,6 +197,57 @@ var _ = Describe("A cluster's agent identity on the hub", Ordered, func() {
 		Expect(k8s.Create(ctx, r)).To(Succeed())
 	})
 
+	It("may write the resource trees the agent writes, and the admission policy refuses every other shape", func(ctx SpecContext) {
+		agentClient := agentClient(cluster)
+		mca := &addonv1alpha1.ManagedClusterAddOn{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: cluster, Name: apps.AddonName}, mca)).To(Succeed())
+		owner := reports.AddonOwnerReference(mca)
+
+		// The agent's own writes, through the agent's code: a short name and a hashed one.
+		long := strings.Repeat("guestbook-", 25) + "x"
+		written := map[string]*appsv1alpha1.ApplicationResourceTree{}
+		for _, name := range []string{"guestbook", long} {
+			Eventually(func() (err error) {
+				written[name], err = reports.PublishTree(ctx, agentClient, pulledApplication(name), treeOf(name), cluster, owner, time.Now())
+				return err
+			}, timeout, interval).Should(Succeed(), "publishing the tree of %s", name)
+		}
+		good := func(name string) *appsv1alpha1.ApplicationResourceTree {
+			t := written["guestbook"].DeepCopy()
+			t.Name = report.ReportName("argocd", name)
+			t.Source.Name, t.Source.UID = name, ""
+			t.ResourceVersion = ""
+			return t
+		}
+		Expect(agentClient.Create(ctx, good("accepted-tree"))).To(Succeed())
+
+		shapes := map[string]*appsv1alpha1.ApplicationResourceTree{}
+		t := good("wrongname")
+		t.Name = "guestbook-tree"
+		shapes["a name that is not <namespace>.<name>"] = t
+		t = good("othertree")
+		t.Name = report.ReportName("argocd", "guestbook-2")
+		shapes["the name of another Application"] = t
+		t = good("othercluster-tree")
+		t.Source.Cluster = other
+		shapes["source.cluster another cluster"] = t
+		t = good("otheraddon-tree")
+		t.OwnerReferences = []metav1.OwnerReference{{APIVersion: "addon.open-cluster-management.io/v1alpha1", Kind: "ManagedClusterAddOn", Name: "application-manager", UID: "other-uid"}}
+		shapes["another addon's ManagedClusterAddOn as owner"] = t
+		t = good("finalized-tree")
+		t.Finalizers = []string{"example.com/keep"}
+		shapes["a finalizer"] = t
+		for shape, t := range shapes {
+			err := agentClient.Create(ctx, t)
+			Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%s: %v", shape, err)
+			Expect(err.Error()).To(ContainSubstring(agentReportPolicyName), shape)
+		}
+		Expect(agentClient.Create(ctx, &appsv1alpha1.ApplicationResourceTree{
+			ObjectMeta: metav1.ObjectMeta{Namespace: other, Name: report.ReportName("argocd", "guestbook")},
+			Source:     written["guestbook"].Source, Tree: written["guestbook"].Tree,
+		})).To(Satisfy(apierrors.IsForbidden), "a tree in another cluster's namespace")
+	})
+
 	It("is refused a report past its namespace's quota", func(ctx SpecContext) {
 		quotaCluster := unique("quota")
 		createCluster(ctx, quotaCluster)
@@ -192,7 +258,8 @@ var _ = Describe("A cluster's agent identity on the hub", Ordered, func() {
 			return k8s.Get(ctx, client.ObjectKey{Namespace: quotaCluster, Name: addon.AgentReportQuotaName}, quota)
 		}, timeout, interval).Should(Succeed())
 		Expect(quota.Spec.Hard).To(Equal(corev1.ResourceList{
-			"count/applicationstatusreports.apps.open-cluster-management.io": resource.MustParse("1")}))
+			"count/applicationstatusreports.apps.open-cluster-management.io": resource.MustParse("1"),
+			"count/applicationresourcetrees.apps.open-cluster-management.io": resource.MustParse("1")}))
 		mca := &addonv1alpha1.ManagedClusterAddOn{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: quotaCluster, Name: apps.AddonName}, mca)).To(Succeed())
 		Expect(quota.OwnerReferences).To(ContainElement(HaveField("UID", mca.UID)))
@@ -201,7 +268,8 @@ var _ = Describe("A cluster's agent identity on the hub", Ordered, func() {
 		// quota controller copies from spec.hard with the usage it counts. This API server
 		// runs no controller manager: the spec does what it would.
 		quota.Status = corev1.ResourceQuotaStatus{Hard: quota.Spec.Hard, Used: corev1.ResourceList{
-			"count/applicationstatusreports.apps.open-cluster-management.io": resource.MustParse("0")}}
+			"count/applicationstatusreports.apps.open-cluster-management.io": resource.MustParse("0"),
+			"count/applicationresourcetrees.apps.open-cluster-management.io": resource.MustParse("0")}}
 		Expect(k8s.Status().Update(ctx, quota)).To(Succeed())
 
 		agentClient := agentClient(quotaCluster)
@@ -216,6 +284,13 @@ var _ = Describe("A cluster's agent identity on the hub", Ordered, func() {
 		// The first one still updates: the quota counts objects, not writes.
 		_, err = reports.PublishReport(ctx, agentClient, pulledApplication("first"), quotaCluster, owner, time.Now())
 		Expect(err).NotTo(HaveOccurred())
+
+		By("counting resource trees the same way")
+		_, err = reports.PublishTree(ctx, agentClient, pulledApplication("first"), treeOf("first"), quotaCluster, owner, time.Now())
+		Expect(err).NotTo(HaveOccurred())
+		_, err = reports.PublishTree(ctx, agentClient, pulledApplication("second"), treeOf("second"), quotaCluster, owner, time.Now())
+		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "the second tree: %v", err)
+		Expect(err.Error()).To(ContainSubstring("exceeded quota: " + addon.AgentReportQuotaName))
 	})
 
 	It("is not issued to the registration agent of a cluster whose name extends its cluster's", func(ctx SpecContext) {

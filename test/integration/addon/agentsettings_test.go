@@ -28,13 +28,16 @@ var _ = Describe("The agent settings of an AddOnDeploymentConfig", func() {
 				{Name: addon.VariableHubKubeAPIQPS, Value: "5"},
 				{Name: addon.VariableHubKubeAPIBurst, Value: "10"},
 				{Name: addon.VariableHubReconnectJitter, Value: "45s"},
+				{Name: addon.VariableResourceTrees, Value: "false"},
+				{Name: addon.VariableResourceTreeInterval, Value: "30s"},
 			}},
 		}
 		Expect(k8s.Create(ctx, config)).To(Succeed())
 		enableAddon(ctx, cluster, "", configRef(cluster, config.Name))
 
 		settings := []string{"--argocd-namespace=gitops", "--redis-secret=gitops-redis", "--redis-compression=none",
-			"--kube-api-qps=100", "--kube-api-burst=150", "--hub-kube-api-qps=5", "--hub-kube-api-burst=10", "--hub-reconnect-jitter=45s"}
+			"--kube-api-qps=100", "--kube-api-burst=150", "--hub-kube-api-qps=5", "--hub-kube-api-burst=10", "--hub-reconnect-jitter=45s",
+			"--resource-trees=false", "--resource-tree-interval=30s"}
 		Eventually(func(g Gomega) {
 			objects := agentManifests(g, ctx, cluster)
 			g.Expect(agentDeployment(g, objects, defaultNamespace).Spec.Template.Spec.Containers[0].Args).To(ContainElements(settings))

@@ -250,6 +250,8 @@ var _ = Describe("Agent", Ordered, func() {
 
 	Context("reading Argo CD's resource tree from its Redis", resourceTreeSpecs)
 
+	Context("sending each Application's resource tree to the hub", applicationTreeSpecs)
+
 	Context("when the hub is unreachable", func() {
 		It("retries with backoff and writes what changed once the hub is back", func() {
 			app := createApplication(pulledApp(argoNamespace, "outage").Build(), syncedHealthy("before"))

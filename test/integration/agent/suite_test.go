@@ -69,6 +69,7 @@ func agentAgainstProxy(o *agent.Options) {
 	o.HubConfig = writes.Wrap(viaProxy(hubServer.Config, hubProxy))
 	o.ManagedConfig = managedWrites.Wrap(managedServer.Config)
 	o.RedisAddress = argoRedis.Addr
+	o.ResourceTreeInterval = suiteTreeInterval
 }
 
 var _ = AfterSuite(func() {

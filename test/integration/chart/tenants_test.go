@@ -16,7 +16,7 @@ import (
 
 // tenantKinds are the resources of our kinds a namespace's users see through Kubernetes'
 // own roles.
-var tenantKinds = []string{"multiclusterapplicationsetreports", "applicationstatusreports", "gitopsclusters"}
+var tenantKinds = []string{"multiclusterapplicationsetreports", "applicationstatusreports", "applicationresourcetrees", "gitopsclusters"}
 
 // allowed asks the API server whether user may verb resource (of our group) in namespace.
 func allowed(ctx context.Context, user, verb, resource, namespace string) bool {
