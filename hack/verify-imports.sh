@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 go=${GO:-go}
 
 mod=$("$go" list -m)
-reconcilers=(propagation appstatus gitopscluster aggregation)
+reconcilers=(propagation appstatus gitopscluster aggregation resourcetree)
 
 # Every package of the module with its direct imports (non-test files): "pkg|imports".
 failed=0

@@ -166,3 +166,27 @@ func TestReportSupersedes(t *testing.T) {
 		})
 	}
 }
+
+func TestTreeSupersedes(t *testing.T) {
+	tree := func(name string, observed metav1.Time) *appsv1alpha1.ApplicationResourceTree {
+		r := &appsv1alpha1.ApplicationResourceTree{Tree: appsv1alpha1.ResourceTreeData{ObservedAt: observed}}
+		r.Name = name
+		return r
+	}
+	tests := map[string]struct {
+		candidate, current *appsv1alpha1.ApplicationResourceTree
+		want               bool
+	}{
+		"newer wins":                  {candidate: tree("b", later), current: tree("a", started), want: true},
+		"older loses":                 {candidate: tree("a", started), current: tree("b", later)},
+		"same time: first name wins":  {candidate: tree("a", started), current: tree("b", started), want: true},
+		"a tree does not beat itself": {candidate: tree("a", started), current: tree("a", started)},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := TreeSupersedes(tc.candidate, tc.current); got != tc.want {
+				t.Errorf("TreeSupersedes = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

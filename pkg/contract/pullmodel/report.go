@@ -4,6 +4,7 @@ import (
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 )
 
@@ -22,8 +23,19 @@ func ReportChangedPredicate() predicate.Predicate {
 // claiming one hub Application): the most recently observed wins, then the first by name,
 // so every reader picks the same one.
 func ReportSupersedes(candidate, current *appsv1alpha1.ApplicationStatusReport) bool {
-	if !candidate.Status.ObservedAt.Equal(&current.Status.ObservedAt) {
-		return candidate.Status.ObservedAt.After(current.Status.ObservedAt.Time)
+	return supersedes(candidate.Status.ObservedAt, current.Status.ObservedAt, candidate.Name, current.Name)
+}
+
+// TreeSupersedes is ReportSupersedes for two ApplicationResourceTrees of the same
+// Application on the same cluster: the hub serves the tree of the same spoke Application
+// as the status it mirrors.
+func TreeSupersedes(candidate, current *appsv1alpha1.ApplicationResourceTree) bool {
+	return supersedes(candidate.Tree.ObservedAt, current.Tree.ObservedAt, candidate.Name, current.Name)
+}
+
+func supersedes(candidateObserved, currentObserved metav1.Time, candidateName, currentName string) bool {
+	if !candidateObserved.Equal(&currentObserved) {
+		return candidateObserved.After(currentObserved.Time)
 	}
-	return candidate.Name < current.Name
+	return candidateName < currentName
 }

@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
+	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/contract/requests"
 )
 
@@ -19,6 +20,20 @@ func trimCached(obj any) (any, error) {
 		return nil, err
 	}
 	return trimStoredApplication(obj)
+}
+
+// trimCachedTree is the manager cache's transform of ApplicationResourceTrees: of each it
+// keeps all but the tree itself (tree.compressed, up to 384 KiB each), which the
+// resourcetree controller reads with an uncached GET when the digest changed.
+func trimCachedTree(obj any) (any, error) {
+	obj, err := trimCached(obj)
+	if err != nil {
+		return nil, err
+	}
+	if tree, ok := obj.(*appsv1alpha1.ApplicationResourceTree); ok {
+		tree.Tree.Compressed = nil
+	}
+	return obj, nil
 }
 
 var applicationGVK = argov1alpha1.SchemeGroupVersion.WithKind(argoapp.ApplicationKind)

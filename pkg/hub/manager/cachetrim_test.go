@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 	"github.com/open-cluster-management-io/argocd-pull-addon/test/builders"
 )
 
@@ -203,4 +205,26 @@ func typedView(t testing.TB, u *unstructured.Unstructured) *argov1alpha1.Applica
 		t.Fatal(err)
 	}
 	return app
+}
+
+func TestTrimCachedTreeDropsThePayloadOnly(t *testing.T) {
+	observed := metav1.NewTime(time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC))
+	stored := &appsv1alpha1.ApplicationResourceTree{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "cluster1", Name: "guestbook-0123456789",
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "argocd-pull-agent"}}},
+		Source: appsv1alpha1.ApplicationReportSource{Cluster: "cluster1", Namespace: "argocd", Name: "guestbook",
+			HubApplicationNamespace: "argocd", HubApplicationName: "guestbook"},
+		Tree: appsv1alpha1.ResourceTreeData{Digest: strings.Repeat("a", 64), Nodes: 3, OmittedNodes: 1,
+			Compressed: []byte("gzip of the tree"), ObservedAt: observed},
+	}
+	want := stored.DeepCopy()
+	want.ManagedFields, want.Tree.Compressed = nil, nil
+
+	got, err := trimCachedTree(stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("trimCachedTree (-want +got):\n%s", diff)
+	}
 }

@@ -34,6 +34,7 @@ import (
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/appstatus"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/gitopscluster"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/propagation"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/hub/resourcetree"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/internal/endpoints"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/version"
 )
@@ -63,6 +64,10 @@ type ControllerOptions struct {
 	// GitOpsCluster configures the GitOpsCluster controller; its ArgoNamespaces also scope
 	// the manager's cache of Secrets and ConfigMaps.
 	GitOpsCluster gitopscluster.Options
+	// ResourceTree configures the controller writing the clusters' resource trees into the
+	// hub Argo CD's Redis; its ArgoCDNamespace is Propagation.Tenancy.ArgoCDNamespace
+	// (--argocd-namespace).
+	ResourceTree resourcetree.Options
 }
 
 // DefaultControllerOptions are the hub controllers' defaults.
@@ -71,6 +76,7 @@ func DefaultControllerOptions() ControllerOptions {
 		AppStatus:     appstatus.Options{ReportGracePeriod: appstatus.DefaultReportGracePeriod},
 		Propagation:   propagation.DefaultOptions(),
 		GitOpsCluster: gitopscluster.Options{ApplicationSetControllerServiceAccount: gitopscluster.DefaultApplicationSetControllerServiceAccount},
+		ResourceTree:  resourcetree.DefaultOptions(),
 	}
 }
 
@@ -133,6 +139,17 @@ func (o *Options) AddFlags(cmd *cobra.Command) {
 		o.Controllers.GitOpsCluster.ApplicationSetControllerServiceAccount,
 		"The ServiceAccount of Argo CD's ApplicationSet controller in each Argo CD namespace, which GitOpsClusters let read "+
 			"PlacementDecisions (OpenShift GitOps and Helm releases not named argocd use other names).")
+	rt := &o.Controllers.ResourceTree
+	fs.BoolVar(&rt.Enabled, "resource-trees", rt.Enabled,
+		"Write the resource tree each cluster's agent reports into the hub Argo CD's Redis, so the hub's Argo CD UI and CLI show "+
+			"the tree of pulled Applications (docs/argocd-ui.md).")
+	fs.StringVar(&rt.RedisAddress, "argocd-redis-address", rt.RedisAddress,
+		"The hub Argo CD's Redis, host:port (default argocd-redis.<argocd-namespace>.svc:6379).")
+	fs.StringVar(&rt.RedisSecret, "argocd-redis-secret", rt.RedisSecret,
+		"Secret in --argocd-namespace holding the hub Argo CD's Redis password (key auth), as Argo CD's installation creates it; "+
+			"when it does not exist, Redis is used without a password.")
+	fs.StringVar(&rt.RedisCompression, "argocd-redis-compression", rt.RedisCompression,
+		"How the hub Argo CD compresses its Redis cache: gzip or none; must match the hub argocd-server's --redis-compress.")
 	o.Addon.AddFlags(fs)
 }
 
@@ -240,6 +257,9 @@ func CacheOptionsFor(argoNamespaces []string) cache.Options {
 			&addonv1alpha1.ManagedClusterAddOn{}: {Field: fields.OneTermEqualSelector("metadata.name", apps.AddonName)},
 			&corev1.Secret{}:                     {Namespaces: inArgoNamespaces},
 			&corev1.ConfigMap{}:                  {Namespaces: inArgoNamespaces},
+			// Without their payload: the resourcetree controller reads it with an uncached
+			// GET when a tree's digest changed, so the cache does not grow with tree sizes.
+			&appsv1alpha1.ApplicationResourceTree{}: {Transform: trimCachedTree},
 		},
 	}
 }
@@ -281,5 +301,10 @@ func hubControllers(o ControllerOptions) []hubController {
 		{name: propagation.ControllerName, setup: func(mgr ctrl.Manager) error { return propagation.Setup(mgr, o.Propagation) }},
 		{name: appstatus.ControllerName, setup: func(mgr ctrl.Manager) error { return appstatus.Setup(mgr, o.AppStatus) }},
 		{name: aggregation.ControllerName, setup: aggregation.Setup},
+		{name: resourcetree.ControllerName, setup: func(mgr ctrl.Manager) error {
+			rt := o.ResourceTree
+			rt.ArgoCDNamespace = o.Propagation.Tenancy.ArgoCDNamespace
+			return resourcetree.Setup(mgr, rt)
+		}},
 	}
 }

@@ -155,3 +155,25 @@ func TestCacheTrimsOnlyTheStoredApplications(t *testing.T) {
 		t.Error("stored Application kept status.resources, which propagation does not read")
 	}
 }
+
+// TestResourceTreeFlags: the resource tree controller is on by default, writes to Argo
+// CD's Redis Service in --argocd-namespace with gzip, and the flags reach its options.
+func TestResourceTreeFlags(t *testing.T) {
+	defaults := NewOptions().Controllers.ResourceTree
+	defaults.ArgoCDNamespace = "argocd"
+	if !defaults.Enabled || defaults.Address() != "argocd-redis.argocd.svc:6379" || defaults.RedisSecret != "argocd-redis" ||
+		defaults.RedisCompression != "gzip" {
+		t.Fatalf("defaults %+v (address %s): want enabled, argocd-redis.argocd.svc:6379, Secret argocd-redis, gzip", defaults, defaults.Address())
+	}
+	o := NewOptions()
+	cmd := &cobra.Command{Use: "manager"}
+	o.AddFlags(cmd)
+	if err := cmd.ParseFlags([]string{"--resource-trees=false", "--argocd-redis-address=redis.example:6380",
+		"--argocd-redis-secret=hub-redis", "--argocd-redis-compression=none"}); err != nil {
+		t.Fatal(err)
+	}
+	got := o.Controllers.ResourceTree
+	if got.Enabled || got.Address() != "redis.example:6380" || got.RedisSecret != "hub-redis" || got.RedisCompression != "none" {
+		t.Errorf("after the flags: %+v", got)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/util/flowcontrol"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/internal/argocdredis"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/internal/endpoints"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/spoke/internal/retry"
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/spoke/reports"
@@ -160,7 +161,7 @@ func (o *Options) redisAddress() string {
 	if o.RedisAddress != "" {
 		return o.RedisAddress
 	}
-	return fmt.Sprintf("argocd-redis.%s.svc:6379", o.ArgoCDNamespace)
+	return argocdredis.ServiceAddress(o.ArgoCDNamespace)
 }
 
 func (o *Options) reportFailureGrace() time.Duration {

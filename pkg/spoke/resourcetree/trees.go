@@ -8,33 +8,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"strings"
 	"sync"
 	"time"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	cacheutil "github.com/argoproj/argo-cd/v2/util/cache"
 	"github.com/argoproj/argo-cd/v2/util/cache/appstate"
-	"github.com/redis/go-redis/v9"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
+	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/internal/argocdredis"
 )
 
-// Where Argo CD's own installation keeps its Redis credentials: the argocd-redis Secret,
-// key auth (its components get it as REDIS_PASSWORD).
-const (
-	DefaultRedisSecret = "argocd-redis"
-	redisPasswordKey   = "auth"
-)
-
-// redisTimeout bounds one Redis request: a tree read must not hold up a report.
-const redisTimeout = 3 * time.Second
+// DefaultRedisSecret is where Argo CD's own installation keeps its Redis password.
+const DefaultRedisSecret = argocdredis.DefaultSecret
 
 // unreachableBackoff is how long reads fail at once after Redis could not be reached.
 const unreachableBackoff = 30 * time.Second
@@ -105,12 +95,12 @@ func (t *Trees) Tree(ctx context.Context, app *argov1alpha1.Application) *argov1
 		return nil
 	}
 	tree, err := t.get(ctx, app)
-	if err != nil && isAuthError(err) {
+	if err != nil && argocdredis.IsAuthError(err) {
 		// The password may have changed: read the Secret again, once.
 		t.reset()
 		tree, err = t.get(ctx, app)
 	}
-	if err != nil && isConnectionError(err) {
+	if err != nil && argocdredis.IsConnectionError(err) {
 		t.mu.Lock()
 		t.unreachableUntil = t.now().Add(unreachableBackoff)
 		t.mu.Unlock()
@@ -154,23 +144,12 @@ func (t *Trees) client(ctx context.Context) (*appstate.Cache, error) {
 	if t.cache != nil {
 		return t.cache, nil
 	}
-	secret := &corev1.Secret{}
-	key := types.NamespacedName{Namespace: t.namespace, Name: t.secretName}
-	if err := t.secrets.Get(ctx, key, secret); err != nil {
-		return nil, fmt.Errorf("reading Argo CD's Redis password from Secret %s: %w", key, err)
+	password, err := argocdredis.ReadPassword(ctx, t.secrets, types.NamespacedName{Namespace: t.namespace, Name: t.secretName})
+	if err != nil {
+		return nil, err
 	}
-	rc := redis.NewClient(&redis.Options{
-		Addr:     t.address,
-		Password: string(secret.Data[redisPasswordKey]),
-		// Fail fast and let the next Application change read again: no retry loop here.
-		MaxRetries:   -1,
-		DialTimeout:  redisTimeout,
-		ReadTimeout:  redisTimeout,
-		WriteTimeout: redisTimeout,
-	})
 	// The expiration only matters for writes, which the agent never does.
-	t.cache = appstate.NewCache(cacheutil.NewCache(cacheutil.NewRedisCache(rc, 0, t.compression)), 0)
-	t.closer = rc.Close
+	t.cache, t.closer = argocdredis.NewCache(t.address, password, t.compression, 0, nil)
 	return t.cache, nil
 }
 
@@ -197,29 +176,6 @@ func (t *Trees) unreachable() error {
 		return t.lastErr
 	}
 	return nil
-}
-
-// isConnectionError tells whether Redis could not be reached or did not answer in time,
-// as opposed to answering with an error.
-func isConnectionError(err error) bool {
-	var netErr net.Error
-	var opErr *net.OpError
-	return errors.As(err, &netErr) || errors.As(err, &opErr) || errors.Is(err, context.DeadlineExceeded)
-}
-
-// isAuthError tells whether Redis refused the credentials.
-func isAuthError(err error) bool {
-	var redisErr redis.Error
-	if !errors.As(err, &redisErr) {
-		return false
-	}
-	msg := redisErr.Error()
-	for _, prefix := range []string{"NOAUTH", "WRONGPASS", "ERR invalid password", "ERR AUTH"} {
-		if strings.HasPrefix(msg, prefix) {
-			return true
-		}
-	}
-	return false
 }
 
 // record keeps how the read of key went; it signals a changed condition, and the

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
-	"github.com/redis/go-redis/v9"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -19,34 +18,6 @@ import (
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
 )
-
-func TestIsAuthError(t *testing.T) {
-	tests := map[string]struct {
-		err  error
-		want bool
-	}{
-		"wrong password":           {err: redis.ErrClosed, want: false},
-		"connection refused":       {err: errors.New("dial tcp 127.0.0.1:1: connect: connection refused"), want: false},
-		"text alone is not enough": {err: errors.New("WRONGPASS invalid username-password pair"), want: false},
-		"WRONGPASS from Redis, wrapped": {
-			err: fmt.Errorf("reading from Redis at x: %w", redisError("WRONGPASS invalid username-password pair or user is disabled.")), want: true},
-		"NOAUTH from Redis":   {err: redisError("NOAUTH Authentication required."), want: true},
-		"another Redis error": {err: redisError("ERR unknown command"), want: false},
-	}
-	for name, tt := range tests {
-		t.Run(name, func(t *testing.T) {
-			if got := isAuthError(tt.err); got != tt.want {
-				t.Errorf("isAuthError(%v) = %v, want %v", tt.err, got, tt.want)
-			}
-		})
-	}
-}
-
-// redisError is an error as Redis answers it (go-redis' proto.RedisError).
-type redisError string
-
-func (e redisError) Error() string { return string(e) }
-func (redisError) RedisError()     {}
 
 func TestResourceTreesCondition(t *testing.T) {
 	refused := errors.New("reading from Redis at 127.0.0.1:1: dial tcp 127.0.0.1:1: connect: connection refused")
