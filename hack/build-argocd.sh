@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the Argo CD multi-call binary the fleet tests run (application-controller,
-# repo-server, applicationset-controller; see hack/argocd/main.go) from the Go module proxy
+# repo-server, applicationset-controller, argocd-server; see hack/argocd/main.go) from the Go module proxy
 # into bin/argocd/argocd. The component is chosen at run time by ARGOCD_BINARY_NAME.
 # A build is skipped when bin/argocd/.inputs matches the hash of the wrapper module, so a
 # cold build (~8 min and ~1.7 GiB at link on 2 busy cores) happens once per change of

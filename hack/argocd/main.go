@@ -4,7 +4,7 @@
 // need are linked in, which keeps the cold build and the binary smaller:
 //
 //	argocd-application-controller, argocd-repo-server, argocd-cmp-server,
-//	argocd-applicationset-controller, argocd-git-ask-pass
+//	argocd-applicationset-controller, argocd-server, argocd-git-ask-pass
 //
 // and argocd-redis, an in-memory redis (miniredis, which Argo CD's own tests use) serving
 // on --address, its TTLs following the wall clock, so that the tests need no redis-server.
@@ -30,6 +30,7 @@ import (
 	cmpserver "github.com/argoproj/argo-cd/v3/cmd/argocd-cmp-server/commands"
 	gitaskpass "github.com/argoproj/argo-cd/v3/cmd/argocd-git-ask-pass/commands"
 	reposerver "github.com/argoproj/argo-cd/v3/cmd/argocd-repo-server/commands"
+	apiserver "github.com/argoproj/argo-cd/v3/cmd/argocd-server/commands"
 	"github.com/argoproj/argo-cd/v3/util/log"
 )
 
@@ -54,6 +55,10 @@ func main() {
 		command = cmpserver.NewCommand()
 	case "argocd-applicationset-controller":
 		command = applicationset.NewCommand()
+	case "argocd-server":
+		// The API server the UI and the CLI talk to (the hub's, for pulled Applications'
+		// resource trees).
+		command = apiserver.NewCommand()
 	case "argocd-redis":
 		command = redisCommand()
 	case "argocd-git-ask-pass":
@@ -62,7 +67,7 @@ func main() {
 		command.SilenceUsage = true
 	default:
 		fmt.Fprintf(os.Stderr, "argocd: unknown component %q: set ARGOCD_BINARY_NAME to one of "+
-			"argocd-application-controller, argocd-repo-server, argocd-cmp-server, argocd-applicationset-controller, argocd-git-ask-pass, argocd-redis\n", name)
+			"argocd-application-controller, argocd-repo-server, argocd-cmp-server, argocd-applicationset-controller, argocd-server, argocd-git-ask-pass, argocd-redis\n", name)
 		os.Exit(2)
 	}
 	if err := command.Execute(); err != nil {

@@ -9,6 +9,7 @@ package fleet
 //     https://kubernetes.default.svc reaches the cluster's own API server through
 //     ARGOCD_FAKE_IN_CLUSTER=true and KUBECONFIG.
 //   - StartArgoCDApplicationSetController, on the hub.
+//   - StartArgoCDServer, the API server on the hub (argocd_server.go).
 //   - A Config Management Plugin sidecar next to a repo-server (ArgoCDOptions.CMP,
 //     argocd_cmp.go), for Argo CD on the hub rendering hub-rendered Applications.
 //
@@ -103,6 +104,8 @@ type ArgoCD struct {
 	RedisPassword         string
 	RepoServerAddr        string
 	ControllerMetricsAddr string
+	// ServerAddr is where argocd-server listens (StartArgoCDServer; argocd_server.go).
+	ServerAddr string
 
 	procs   []*argoCDProcess
 	keepDir bool
@@ -270,7 +273,8 @@ func (a *ArgoCD) prepare(api *framework.APIServer, kubeconfigFile, tmpPrefix str
 }
 
 // Logs is the log file of a component ("argocd-application-controller",
-// "argocd-repo-server", "argocd-cmp-server", "argocd-redis" (redis-server)).
+// "argocd-repo-server", "argocd-cmp-server", "argocd-server", "argocd-redis"
+// (redis-server)).
 func (a *ArgoCD) Logs(component string) string {
 	return filepath.Join(a.Dir, component+".log")
 }

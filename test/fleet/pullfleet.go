@@ -1,8 +1,8 @@
 package fleet
 
 // The whole pull model on a fleet, as the e2e suite and the sandbox run it: OCM, Argo CD
-// on every cluster and the applicationset-controller on the hub, the hub chart with our
-// manager, and the addon enabled with an agent per cluster. Optionally, for hub-rendered
+// on every cluster, the applicationset-controller, argocd-server and Argo CD's Redis on the
+// hub, the hub chart with our manager, and the addon enabled with an agent per cluster. Optionally, for hub-rendered
 // delivery (docs/cmp.md): clusters left without Argo CD and the addon, and Argo CD on the
 // hub itself with the chart's Config Management Plugin.
 
@@ -54,12 +54,17 @@ type PullFleet struct {
 	// HubRenderer is the hub's own Argo CD with PullFleetOptions.HubRendering: CMP
 	// sidecar, repo-server and application-controller.
 	HubRenderer *ArgoCD
+	// HubServer is the hub's argocd-server (ServerURL, ResourceTree), reading the hub's
+	// Argo CD Redis: HubRenderer's when it runs, else one of HubServer's own. The manager
+	// writes pulled Applications' resource trees there (--argocd-redis-address).
+	HubServer *ArgoCD
 
 	withoutPullModel map[string]bool
 }
 
-// StartPullFleet starts the fleet, Argo CD on every cluster (and on the hub with
-// HubRendering), installs the hub chart and starts the manager as its ServiceAccount,
+// StartPullFleet starts the fleet, Argo CD on every cluster, argocd-server and Redis on the
+// hub (and Argo CD rendering on the hub with HubRendering), installs the hub chart and
+// starts the manager as its ServiceAccount, with --argocd-redis-address at the hub's Redis,
 // starts the applicationset-controller on the hub, enables the addon on every cluster as
 // `clusteradm addon enable` does and starts each agent where its Deployment would run;
 // ClustersWithoutPullModel are left out of Argo CD and the addon. On error it stops what
@@ -98,7 +103,6 @@ func StartPullFleet(ctx context.Context, opts PullFleetOptions) (started *PullFl
 	}
 
 	start := time.Now()
-	hubRenderer := make(chan error, 1)
 	if hubCMP != nil {
 		// Our binary is the plugin's command: build it now rather than in InstallPullModel.
 		dir := filepath.Join(p.Dir, "pullmodel")
@@ -108,15 +112,10 @@ func StartPullFleet(ctx context.Context, opts PullFleetOptions) (started *PullFl
 		if opts.PullModel.Binary, err = pullAddonBinary(opts.PullModel.Binary, dir); err != nil {
 			return p, err
 		}
-		// Next to Argo CD on the clusters: each start mostly waits.
-		go func() {
-			var err error
-			p.HubRenderer, err = p.startHubRenderer(opts, hubCMP)
-			hubRenderer <- err
-		}()
-	} else {
-		hubRenderer <- nil
 	}
+	// The hub's Argo CD next to Argo CD on the clusters: each start mostly waits.
+	hubArgoCD := make(chan error, 1)
+	go func() { hubArgoCD <- p.startHubArgoCD(opts, hubCMP) }()
 	var mu sync.Mutex
 	err = p.forEachCluster(func(c *FleetCluster) error {
 		if p.withoutPullModel[c.Name] {
@@ -136,12 +135,12 @@ func StartPullFleet(ctx context.Context, opts PullFleetOptions) (started *PullFl
 		}
 		return nil
 	})
-	if err := errors.Join(err, <-hubRenderer); err != nil {
+	if err := errors.Join(err, <-hubArgoCD); err != nil {
 		return p, err
 	}
-	name := "Argo CD on every pull-model cluster (repo-server, application-controller)"
+	name := "Argo CD on every pull-model cluster (repo-server, application-controller), argocd-server on the hub"
 	if hubCMP != nil {
-		name += " and on the hub (with the CMP sidecar)"
+		name += ", Argo CD rendering on the hub (with the CMP sidecar)"
 	}
 	step(name, start)
 
@@ -150,6 +149,9 @@ func StartPullFleet(ctx context.Context, opts PullFleetOptions) (started *PullFl
 	if err := InstallArgoCDV3CRDs(p.Hub.APIServer.Config); err != nil {
 		return p, err
 	}
+	// Where the manager finds the hub's Argo CD Redis: the argocd-redis Service on a real
+	// hub. Before the caller's arguments, which may override it.
+	opts.PullModel.ManagerArgs = append([]string{"--argocd-redis-address=" + p.HubServer.RedisAddr}, opts.PullModel.ManagerArgs...)
 	if p.Pull, err = InstallPullModel(ctx, p.Fleet, opts.PullModel); err != nil {
 		return p, err
 	}
@@ -195,6 +197,29 @@ func StartPullFleet(ctx context.Context, opts PullFleetOptions) (started *PullFl
 	}
 	step("addon enabled on every pull-model cluster, agents running", start)
 	return p, nil
+}
+
+// startHubArgoCD starts Argo CD on the hub: the renderer with cmp (hub-rendered
+// delivery), then argocd-server on the renderer's Redis, or on a Redis of its own without
+// a renderer, so that the hub runs one Redis as an Argo CD installation does.
+func (p *PullFleet) startHubArgoCD(opts PullFleetOptions, cmp *ChartCMP) error {
+	serverOpts := ArgoCDServerOptions{
+		APIServer: p.Hub.APIServer, KubeconfigFile: p.Hub.KubeconfigFile,
+		Dir: filepath.Join(p.Dir, "hub", "argocd"), KeepDir: true,
+	}
+	if cmp != nil {
+		var err error
+		if p.HubRenderer, err = p.startHubRenderer(opts, cmp); err != nil {
+			return err
+		}
+		serverOpts.RedisAddr, serverOpts.RedisPassword = p.HubRenderer.RedisAddr, p.HubRenderer.RedisPassword
+		serverOpts.RepoServerAddr = p.HubRenderer.RepoServerAddr
+	}
+	var err error
+	if p.HubServer, err = StartArgoCDServer(serverOpts); err != nil {
+		return fmt.Errorf("argocd-server on the hub: %w", err)
+	}
+	return nil
 }
 
 // startHubRenderer starts Argo CD on the hub for hub-rendered delivery: the chart's plugin
@@ -265,6 +290,9 @@ func (p *PullFleet) Logs() []string {
 	if p.HubRenderer != nil {
 		files = append(files, p.HubRenderer.Logs("argocd-cmp-server"), p.HubRenderer.Logs("argocd-application-controller"))
 	}
+	if p.HubServer != nil {
+		files = append(files, p.HubServer.Logs("argocd-server"))
+	}
 	return files
 }
 
@@ -279,6 +307,9 @@ func (p *PullFleet) Stop() error {
 	}
 	if p.HubArgoCD != nil {
 		errs = append(errs, p.HubArgoCD.Stop())
+	}
+	if p.HubServer != nil {
+		errs = append(errs, p.HubServer.Stop())
 	}
 	if p.HubRenderer != nil {
 		errs = append(errs, p.HubRenderer.Stop())

@@ -147,6 +147,19 @@ var _ = Describe("Hub-rendered delivery", Ordered, ContinueOnFailure, func() {
 		}
 	})
 
+	It("shows the ManifestWork in the hub Application's resource tree, as the hub's argocd-server serves it to the UI", func(ctx SpecContext) {
+		// The hub's application-controller writes the tree into the hub's Argo CD Redis,
+		// where argocd-server reads it.
+		Eventually(func(g Gomega) {
+			tree, err := pf.HubServer.ResourceTree(ctx, argoNS, app)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(tree.Nodes).To(ContainElement(And(
+				HaveField("Group", workv1.GroupName), HaveField("Kind", "ManifestWork"),
+				HaveField("Namespace", hubRenderedCluster), HaveField("Name", app),
+			)), toYAML(tree))
+		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+	})
+
 	It("has OCM's work agent apply the guestbook on the cluster, which runs no Argo CD and no addon", func(ctx SpecContext) {
 		Expect(pf.ArgoCD).NotTo(HaveKey(hubRenderedCluster))
 		err := hub.Get(ctx, client.ObjectKey{Namespace: hubRenderedCluster, Name: fleet.PullAddonName}, &addonv1alpha1.ManagedClusterAddOn{})

@@ -144,6 +144,10 @@ var _ = Describe("Scenario 19: per-resource health from Argo CD's resource tree 
 		}).WithContext(ctx).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(Succeed())
 	})
 
+	// The hub's Argo CD UI and CLI: the tree from the hub's argocd-server, stale while the
+	// agent is away (hubtree_test.go).
+	hubResourceTreeSpecs(app)
+
 	It("shows both revisions of the multi-source Application on the hub Application and in the report entry", func(ctx SpecContext) {
 		Eventually(func(g Gomega) {
 			hubApp := getApp(ctx, g, hub, argoNS, app)
