@@ -1,11 +1,16 @@
 package pullmodel
 
 import (
+	"context"
+
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 // ReportChangedPredicate lets an agent report's update through when what it says changed
@@ -38,4 +43,39 @@ func supersedes(candidateObserved, currentObserved metav1.Time, candidateName, c
 		return candidateObserved.After(currentObserved.Time)
 	}
 	return candidateName < currentName
+}
+
+// SourceHubApplication is the hub Application an agent's ApplicationStatusReport or
+// ApplicationResourceTree names in its source; false for any other object, or a source
+// that names none.
+func SourceHubApplication(obj client.Object) (types.NamespacedName, bool) {
+	var source appsv1alpha1.ApplicationReportSource
+	switch o := obj.(type) {
+	case *appsv1alpha1.ApplicationStatusReport:
+		source = o.Source
+	case *appsv1alpha1.ApplicationResourceTree:
+		source = o.Source
+	default:
+		return types.NamespacedName{}, false
+	}
+	key := types.NamespacedName{Namespace: source.HubApplicationNamespace, Name: source.HubApplicationName}
+	return key, key.Namespace != "" && key.Name != ""
+}
+
+// IndexSourceHubApplication indexes reports and trees by the "<namespace>/<name>" of the
+// hub Application their source names (SourceHubApplication).
+func IndexSourceHubApplication(obj client.Object) []string {
+	if key, ok := SourceHubApplication(obj); ok {
+		return []string{key.String()}
+	}
+	return nil
+}
+
+// MapSourceToHubApplication maps a report or tree to the hub Application its source
+// names.
+func MapSourceToHubApplication(_ context.Context, obj client.Object) []reconcile.Request {
+	if key, ok := SourceHubApplication(obj); ok {
+		return []reconcile.Request{{NamespacedName: key}}
+	}
+	return nil
 }

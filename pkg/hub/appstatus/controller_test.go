@@ -118,7 +118,7 @@ func newFakeClient(t *testing.T, funcs interceptor.Funcs, objs ...client.Object)
 			}
 			return nil
 		}).
-		WithIndex(&appsv1alpha1.ApplicationStatusReport{}, reportHubApplicationIndex, indexReportHubApplication).
+		WithIndex(&appsv1alpha1.ApplicationStatusReport{}, reportHubApplicationIndex, pullmodel.IndexSourceHubApplication).
 		WithStatusSubresource(&workv1.ManifestWork{}).
 		WithObjects(objs...).
 		WithInterceptorFuncs(funcs).

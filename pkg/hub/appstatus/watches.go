@@ -11,7 +11,6 @@ import (
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/types"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -31,7 +30,7 @@ const reportHubApplicationIndex = "appstatus.reportHubApplication"
 // setupWithManager registers the report index and the watches: hub Applications that are
 // pulled, and what maps to them, each filtered to the changes the status depends on.
 func (r *reconciler) setupWithManager(mgr ctrl.Manager) error {
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &appsv1alpha1.ApplicationStatusReport{}, reportHubApplicationIndex, indexReportHubApplication); err != nil {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &appsv1alpha1.ApplicationStatusReport{}, reportHubApplicationIndex, pullmodel.IndexSourceHubApplication); err != nil {
 		return fmt.Errorf("indexing ApplicationStatusReports by hub Application: %w", err)
 	}
 	err := ctrl.NewControllerManagedBy(mgr).
@@ -39,7 +38,7 @@ func (r *reconciler) setupWithManager(mgr ctrl.Manager) error {
 		For(&argov1alpha1.Application{}, builder.WithPredicates(pullmodel.MarkedPredicate(), applicationChanged())).
 		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(mapWorkToApplication),
 			builder.WithPredicates(pullmodel.MarkedPredicate(), workChanged())).
-		Watches(&appsv1alpha1.ApplicationStatusReport{}, handler.EnqueueRequestsFromMapFunc(mapReportToApplication),
+		Watches(&appsv1alpha1.ApplicationStatusReport{}, handler.EnqueueRequestsFromMapFunc(pullmodel.MapSourceToHubApplication),
 			builder.WithPredicates(pullmodel.ReportChangedPredicate())).
 		Watches(&addonv1alpha1.ManagedClusterAddOn{}, handler.EnqueueRequestsFromMapFunc(r.mapAddonToApplications),
 			builder.WithPredicates(predicate.Or(pullmodel.AgentAvailabilityPredicate(), watchedChanged()))).
@@ -49,30 +48,6 @@ func (r *reconciler) setupWithManager(mgr ctrl.Manager) error {
 		Complete(r)
 	if err != nil {
 		return fmt.Errorf("creating the %s controller: %w", ControllerName, err)
-	}
-	return nil
-}
-
-// reportHubApplication is the hub Application an agent report's source names.
-func reportHubApplication(obj client.Object) (types.NamespacedName, bool) {
-	rep, ok := obj.(*appsv1alpha1.ApplicationStatusReport)
-	if !ok {
-		return types.NamespacedName{}, false
-	}
-	key := types.NamespacedName{Namespace: rep.Source.HubApplicationNamespace, Name: rep.Source.HubApplicationName}
-	return key, key.Namespace != "" && key.Name != ""
-}
-
-func indexReportHubApplication(obj client.Object) []string {
-	if key, ok := reportHubApplication(obj); ok {
-		return []string{key.String()}
-	}
-	return nil
-}
-
-func mapReportToApplication(_ context.Context, obj client.Object) []reconcile.Request {
-	if key, ok := reportHubApplication(obj); ok {
-		return []reconcile.Request{{NamespacedName: key}}
 	}
 	return nil
 }

@@ -5,14 +5,11 @@ import (
 	"fmt"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	appsv1alpha1 "github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps/v1alpha1"
@@ -32,13 +29,13 @@ const maxConcurrentReconciles = 2
 // the old one's too), an Application to itself when its pull mark or target cluster
 // changes, or it goes.
 func (r *reconciler) setupWithManager(mgr ctrl.Manager) error {
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &appsv1alpha1.ApplicationResourceTree{}, treeHubApplicationIndex, indexTreeHubApplication); err != nil {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &appsv1alpha1.ApplicationResourceTree{}, treeHubApplicationIndex, pullmodel.IndexSourceHubApplication); err != nil {
 		return fmt.Errorf("indexing ApplicationResourceTrees by hub Application: %w", err)
 	}
 	err := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&argov1alpha1.Application{}, builder.WithPredicates(pullmodel.PullLabelPredicate(), pullingChanged())).
-		Watches(&appsv1alpha1.ApplicationResourceTree{}, handler.EnqueueRequestsFromMapFunc(mapTreeToApplication),
+		Watches(&appsv1alpha1.ApplicationResourceTree{}, handler.EnqueueRequestsFromMapFunc(pullmodel.MapSourceToHubApplication),
 			builder.WithPredicates(treeChanged())).
 		// After Redis restarted, the Applications whose trees it lost.
 		WatchesRawSource(source.Channel(r.rewrite, &handler.EnqueueRequestForObject{})).
@@ -46,30 +43,6 @@ func (r *reconciler) setupWithManager(mgr ctrl.Manager) error {
 		Complete(r)
 	if err != nil {
 		return fmt.Errorf("creating the %s controller: %w", ControllerName, err)
-	}
-	return nil
-}
-
-// treeHubApplication is the hub Application a tree's source names.
-func treeHubApplication(obj client.Object) (types.NamespacedName, bool) {
-	tree, ok := obj.(*appsv1alpha1.ApplicationResourceTree)
-	if !ok {
-		return types.NamespacedName{}, false
-	}
-	key := types.NamespacedName{Namespace: tree.Source.HubApplicationNamespace, Name: tree.Source.HubApplicationName}
-	return key, key.Namespace != "" && key.Name != ""
-}
-
-func indexTreeHubApplication(obj client.Object) []string {
-	if key, ok := treeHubApplication(obj); ok {
-		return []string{key.String()}
-	}
-	return nil
-}
-
-func mapTreeToApplication(_ context.Context, obj client.Object) []reconcile.Request {
-	if key, ok := treeHubApplication(obj); ok {
-		return []reconcile.Request{{NamespacedName: key}}
 	}
 	return nil
 }

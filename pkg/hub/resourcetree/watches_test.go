@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/open-cluster-management-io/argocd-pull-addon/pkg/apis/apps"
@@ -58,17 +57,5 @@ func TestTreeChanged(t *testing.T) {
 				t.Errorf("treeChanged = %v, want %v", got, tt.want)
 			}
 		})
-	}
-}
-
-func TestMapTreeToApplication(t *testing.T) {
-	tree := &appsv1alpha1.ApplicationResourceTree{Source: appsv1alpha1.ApplicationReportSource{
-		HubApplicationNamespace: "team-a", HubApplicationName: "shop"}}
-	got := mapTreeToApplication(t.Context(), tree)
-	if want := (types.NamespacedName{Namespace: "team-a", Name: "shop"}); len(got) != 1 || got[0].NamespacedName != want {
-		t.Errorf("mapTreeToApplication = %v, want one request for %s", got, want)
-	}
-	if got := mapTreeToApplication(t.Context(), &appsv1alpha1.ApplicationResourceTree{}); len(got) != 0 {
-		t.Errorf("a tree naming no hub Application maps to %v", got)
 	}
 }
