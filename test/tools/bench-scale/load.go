@@ -40,6 +40,8 @@ type simApp struct {
 	work     types.NamespacedName
 	gen      int64
 	app      *argov1alpha1.Application
+	// trees: each change also sends the Application's resource tree (--trees).
+	trees bool
 }
 
 // pending is a spoke change not yet seen in its ApplicationSet's report.
@@ -358,6 +360,11 @@ func (s *simApp) change(ctx context.Context, h *hub, t *tracker, revision string
 	t.expectChange(s.appSet, s.cluster, s.hubName, revision, hs, now)
 	if err := s.publish(ctx, h); err != nil {
 		return err
+	}
+	if s.trees {
+		if err := s.publishTree(ctx, h, revision, hs, now); err != nil {
+			return err
+		}
 	}
 	if !feedback {
 		return nil

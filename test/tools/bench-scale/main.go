@@ -72,6 +72,7 @@ func run() error {
 	flag.IntVar(&cfg.creators, "creators", 32, "Concurrent creates of the Application burst.")
 	flag.IntVar(&cfg.churnWorkers, "churn-workers", 32, "Concurrent simulated spoke writers in the churn phase.")
 	flag.IntVar(&cfg.spokeWorkers, "spoke-workers", 16, "Concurrent simulated spoke writers in the status fan-in.")
+	flag.BoolVar(&cfg.trees, "trees", false, "Each simulated agent also sends its Application's resource tree with every change, and the manager writes the trees into a Redis this tool starts, as into the hub Argo CD's (docs/argocd-ui.md).")
 	flag.Parse()
 	ctrl.SetLogger(logr.Discard())
 

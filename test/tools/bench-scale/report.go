@@ -45,8 +45,8 @@ func machine() string {
 func header(w io.Writer, cfg config, clusters []int, runs int) {
 	fmt.Fprintf(w, "argocd-pull-addon scale benchmark, %s\n", time.Now().UTC().Format(time.RFC3339))
 	fmt.Fprintf(w, "machine: %s\n", machine())
-	fmt.Fprintf(w, "sizes: %v clusters × %d ApplicationSets, %d run(s) each; %s churn %.0f then %.0f changes/s for %v each (feedback: %v); idle %v\n\n",
-		clusters, cfg.appSets, runs, cfg.churnKind, cfg.churnRate, cfg.slowChurn, cfg.churnFor, cfg.feedback, cfg.idle)
+	fmt.Fprintf(w, "sizes: %v clusters × %d ApplicationSets, %d run(s) each; %s churn %.0f then %.0f changes/s for %v each (feedback: %v, resource trees: %v); idle %v\n\n",
+		clusters, cfg.appSets, runs, cfg.churnKind, cfg.churnRate, cfg.slowChurn, cfg.churnFor, cfg.feedback, cfg.trees, cfg.idle)
 }
 
 func ms(d time.Duration) string {
@@ -185,6 +185,8 @@ func figures() []figure {
 		}, num("%.2f")},
 		{"appstatus queue, deepest during churn", func(r *runResult) float64 { return r.phases["churn"].maxQueueDepth["appstatus"] }, num("%.0f")},
 		{"aggregation queue, deepest during churn", func(r *runResult) float64 { return r.phases["churn"].maxQueueDepth["aggregation"] }, num("%.0f")},
+		{"resource tree Redis writes per status change (--trees)", func(r *runResult) float64 { return r.treeSetsPerChange }, num("%.2f")},
+		{"hub Redis memory at the end (--trees)", func(r *runResult) float64 { return r.redisMemory }, bytes},
 		{"manager API writes while idle", phase("idle", func(p phaseStats) float64 { return p.managerWrites }), num("%.0f")},
 		{"kube-apiserver CPU s while idle", phase("idle", func(p phaseStats) float64 { return p.apiserverCPU }), num("%.2f")},
 		{"manager CPU s while idle", phase("idle", func(p phaseStats) float64 { return p.managerCPU }), num("%.2f")},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	argov1alpha1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
@@ -34,6 +35,9 @@ type config struct {
 	creators       int
 	spokeWorkers   int
 	churnWorkers   int
+	// trees: the simulated agents send resource trees, which the manager writes into a
+	// Redis (trees.go).
+	trees bool
 }
 
 // phaseStats is what one phase cost.
@@ -185,6 +189,9 @@ type runResult struct {
 	changes, unseen              int
 	churnRate                    float64
 	writesPerChange              float64
+	// treeSetsPerChange is the manager's Redis writes per churn change, redisMemory what
+	// the hub's Redis holds at the end (--trees).
+	treeSetsPerChange, redisMemory float64
 	// slow is the second churn phase, at --slow-churn changes/s.
 	slow                        churnResult
 	largestReport, medianReport int
@@ -250,6 +257,16 @@ func runOnce(ctx context.Context, cfg config, clusters, run int) (*runResult, er
 	if err := t.start(ctx, h); err != nil {
 		return nil, err
 	}
+	managerArgs := cfg.managerArgs
+	var trees *treeRedis
+	if cfg.trees {
+		var args []string
+		if trees, args, err = startTreeRedis(ctx, h, dir); err != nil {
+			return nil, err
+		}
+		defer trees.stop()
+		managerArgs = append(slices.Clip(managerArgs), args...)
+	}
 	apiPID, etcdPID := h.server.PIDs()
 	logf("starting the manager (logs: %s)", filepath.Join(dir, "manager.log"))
 	// Start-up is measured from the process start: CPU, peak RSS and requests from zero.
@@ -257,7 +274,7 @@ func runOnce(ctx context.Context, cfg config, clusters, run int) (*runResult, er
 	startup := &phaseRun{name: "start-up", start: time.Now(), requests: map[string]float64{}, busy: busy, all: all,
 		loadCPU: framework.ProcessCPUSeconds(os.Getpid()),
 		apiCPU:  framework.ProcessCPUSeconds(apiPID), etcdCPU: framework.ProcessCPUSeconds(etcdPID)}
-	mgr, err := startManager(ctx, cfg.binary, h.kubeconfig, filepath.Join(dir, "manager.log"), cfg.managerArgs, cfg.managerEnv)
+	mgr, err := startManager(ctx, cfg.binary, h.kubeconfig, filepath.Join(dir, "manager.log"), managerArgs, cfg.managerEnv)
 	if err != nil {
 		return nil, err
 	}
@@ -354,6 +371,7 @@ func runOnce(ctx context.Context, cfg config, clusters, run int) (*runResult, er
 		if sims[i], err = newSimApp(t.work(n), appSetOf(i).Name, clusterOf(i)); err != nil {
 			return nil, err
 		}
+		sims[i].trees = cfg.trees
 	}
 	since := time.Now()
 	logf("status fan-in: %d agent reports and ManifestWork feedbacks", res.apps)
@@ -391,6 +409,12 @@ func runOnce(ctx context.Context, cfg config, clusters, run int) (*runResult, er
 	// Churn: a steady stream of status changes.
 	logf("churn: %.0f changes/s for %v", cfg.churnRate, cfg.churnFor)
 	var churnTime time.Duration
+	var setsBefore float64
+	if trees != nil {
+		if setsBefore, err = trees.sets(ctx); err != nil {
+			return nil, err
+		}
+	}
 	err = measure("churn", func() error {
 		start := time.Now()
 		n, err := churn(ctx, h, t, sims, cfg.churnKind, cfg.churnRate, cfg.churnFor, cfg.churnWorkers, cfg.feedback, since, 1<<41)
@@ -408,6 +432,13 @@ func runOnce(ctx context.Context, cfg config, clusters, run int) (*runResult, er
 	res.churnRate = float64(res.changes) / churnTime.Seconds()
 	if res.changes > 0 {
 		res.writesPerChange = res.phases["churn"].managerWrites / float64(res.changes)
+	}
+	if trees != nil && res.changes > 0 {
+		setsAfter, err := trees.sets(ctx)
+		if err != nil {
+			return nil, err
+		}
+		res.treeSetsPerChange = (setsAfter - setsBefore) / float64(res.changes)
 	}
 	// Slow churn: the same changes at a tenth of the rate, where a change is rarely
 	// coalesced with another into one write.
@@ -427,6 +458,11 @@ func runOnce(ctx context.Context, cfg config, clusters, run int) (*runResult, er
 		fresh, appFresh := t.takeLatencies()
 		res.slow.freshP50, res.slow.freshP99, res.slow.freshMax = percentile(fresh, 50), percentile(fresh, 99), maxDuration(fresh)
 		res.slow.appP50, res.slow.appP99 = percentile(appFresh, 50), percentile(appFresh, 99)
+	}
+	if trees != nil {
+		if res.redisMemory, err = trees.usedMemory(ctx); err != nil {
+			return nil, err
+		}
 	}
 	sizes := t.reportSizes()
 	if len(sizes) > 0 {
