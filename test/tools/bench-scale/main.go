@@ -23,6 +23,9 @@
 //     report, then the feedback) for --churn-duration; freshness is the time from the
 //     report write to the MulticlusterApplicationSetReport showing the revision (watch).
 //
+// With --trees each change also sends the Application's resource tree as its agent does,
+// and the manager writes the trees into a redis-server started for the run (trees.go).
+//
 // Manager CPU and peak RSS come from /proc/<pid>/stat and status (VmHWM, reset per phase
 // through clear_refs), its API requests from its own rest_client_requests_total metric,
 // kube-apiserver's and etcd's CPU from /proc. The load generator is this process.
