@@ -233,13 +233,13 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request, name 
 		if r.trees != nil {
 			r.trees.Forget(req.NamespacedName)
 		}
-		return ctrl.Result{}, r.hubFailed(req, r.deleteReport(ctx, name))
+		return ctrl.Result{}, hubFailed(r.reconnect, req, r.deleteReport(ctx, name))
 	}
 	r.healthSources.Observe(req.NamespacedName, app)
 
 	owner, err := r.owner.Reference(ctx)
 	if err != nil {
-		return ctrl.Result{}, r.hubFailed(req, err)
+		return ctrl.Result{}, hubFailed(r.reconnect, req, err)
 	}
 	var tree *argov1alpha1.ApplicationTree
 	if r.trees != nil && treeWanted(app) {
@@ -253,7 +253,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request, name 
 	}
 	if err := r.apply(ctx, desired); err != nil {
 		reportWriteErrors.WithLabelValues(operationApply).Inc()
-		return ctrl.Result{}, r.hubFailed(req, err)
+		return ctrl.Result{}, hubFailed(r.reconnect, req, err)
 	}
 	reportWrites.WithLabelValues(operationApply).Inc()
 	log.V(2).Info("Report written", "report", klog.KRef(r.clusterName, name),
@@ -261,13 +261,13 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request, name 
 	return ctrl.Result{}, nil
 }
 
-// hubFailed hands err, from a request to the hub about Application req, to the
-// reconnect, which retries req as soon as the hub answers again if the hub could not be
+// hubFailed hands err, from a request to the hub about Application req, to reconnect
+// (nil: none), which retries req as soon as the hub answers again if the hub could not be
 // reached; it returns err. Only hub requests: a retry when the hub answers cannot help a
-// failure of the managed cluster.
-func (r *Reconciler) hubFailed(req reconcile.Request, err error) error {
-	if err != nil && r.reconnect != nil {
-		r.reconnect.Failed(req.NamespacedName, err)
+// failure of the managed cluster. The report and the tree controllers share it.
+func hubFailed(reconnect Reconnect, req reconcile.Request, err error) error {
+	if err != nil && reconnect != nil {
+		reconnect.Failed(req.NamespacedName, err)
 	}
 	return err
 }

@@ -192,7 +192,7 @@ func (r *TreeReconciler) reconcile(ctx context.Context, req reconcile.Request, n
 		app = nil
 	}
 	if app == nil || !pullmodel.DeliveredFromHub(app) {
-		return ctrl.Result{}, r.hubFailed(req, r.deleteTree(ctx, name))
+		return ctrl.Result{}, hubFailed(r.reconnect, req, r.deleteTree(ctx, name))
 	}
 	if wait := r.untilWritable(name); wait > 0 {
 		// Read when the interval is over: the tree then is the newest.
@@ -212,7 +212,7 @@ func (r *TreeReconciler) reconcile(ctx context.Context, req reconcile.Request, n
 	data.ObservedAt = metav1.NewTime(observedAt.Truncate(time.Second))
 	owner, err := r.owner.Reference(ctx)
 	if err != nil {
-		return ctrl.Result{}, r.hubFailed(req, err)
+		return ctrl.Result{}, hubFailed(r.reconnect, req, err)
 	}
 	desired := desiredTree(app, data, r.clusterName, owner)
 	if r.upToDate(ctx, desired) {
@@ -223,7 +223,7 @@ func (r *TreeReconciler) reconcile(ctx context.Context, req reconcile.Request, n
 	resourceVersion, err := applyAsAgent(ctx, r.hub, desired)
 	if err != nil {
 		treeWriteErrors.WithLabelValues(operationApply).Inc()
-		return ctrl.Result{}, r.hubFailed(req, err)
+		return ctrl.Result{}, hubFailed(r.reconnect, req, err)
 	}
 	treeWrites.WithLabelValues(operationApply).Inc()
 	treeBytes.Add(float64(len(data.Compressed)))
@@ -235,15 +235,6 @@ func (r *TreeReconciler) reconcile(ctx context.Context, req reconcile.Request, n
 	log.V(2).Info("Resource tree written", "tree", klog.KRef(r.clusterName, name),
 		"nodes", data.Nodes, "omittedNodes", data.OmittedNodes, "bytes", len(data.Compressed))
 	return ctrl.Result{}, nil
-}
-
-// hubFailed hands err, from a request to the hub about Application req, to the
-// reconnect; it returns err.
-func (r *TreeReconciler) hubFailed(req reconcile.Request, err error) error {
-	if err != nil && r.reconnect != nil {
-		r.reconnect.Failed(req.NamespacedName, err)
-	}
-	return err
 }
 
 // upToDate says whether the hub already holds desired's tree, labels, owner and source.
