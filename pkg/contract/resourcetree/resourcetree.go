@@ -21,8 +21,8 @@ import (
 
 // MaxTreeJSONBytes bounds a tree's JSON, before compression. Encode keeps a tree within
 // it and Decode refuses to decompress past it: a small payload of well-compressing bytes
-// (a zip bomb) must not cost the hub its memory. 2,000 nodes of Argo CD's tree take some
-// 1-2 MiB of JSON; 16 MiB leaves room for nodes with long info and image lists.
+// (a zip bomb) must not cost the hub its memory. The bound is far above what MaxTreeNodes
+// nodes of ordinary size take, so it cuts only nodes with very long info and image lists.
 const MaxTreeJSONBytes = 16 << 20
 
 // Encode is tree as an ApplicationResourceTree carries it: the JSON of the tree, its
